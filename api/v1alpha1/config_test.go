@@ -1,0 +1,120 @@
+package v1alpha1
+
+import (
+	"flag"
+	"strings"
+	"testing"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("default config invalid: %v", err)
+	}
+	if c.Router.Mode != ModeKV || *c.Router.KVCost.OverlapWeight != 1.0 || c.KV.PredictedTTL.Seconds() != 120 {
+		t.Fatalf("unexpected defaults: %+v", c.Router)
+	}
+}
+
+func TestParseAndValidate(t *testing.T) {
+	cases := []struct {
+		name    string
+		yaml    string
+		wantErr []string // substrings that must all appear
+	}{
+		{"empty file", ``, nil},
+		{"valid kv", "router:\n  mode: kv\n  kvCost:\n    overlapWeight: 2\nadmission:\n  queueThreshold: 0.8\n", nil},
+		{"unknown field", "router:\n  mood: kv\n", []string{"mood"}},
+		{"unknown mode", "router:\n  mode: fastest\n", []string{"router.mode", "fastest"}},
+		{"lora with least-loaded", "router:\n  mode: least-loaded\n  lora:\n    enabled: true\n", []string{"router.mode", "LoRA", "kv, random and round-robin"}},
+		{"several problems at once", "router:\n  fallbacks: -1\nkv:\n  blockSize: 0\n  observation: psychic\n", nil},
+		{"bad duration", "kv:\n  predictedTTL: 5\n", []string{"duration"}},
+		{"negative weight", "router:\n  kvCost:\n    overlapWeight: -1\n", []string{"router.kvCost.overlapWeight"}},
+		{"custom without profile", "router:\n  mode: custom\n", []string{"router.profile", "required"}},
+		{"custom bad scorer", "router:\n  mode: custom\n  profile:\n    scorers: [{name: magic, weight: 1}]\n    picker: max-score\n", []string{"router.profile.scorers[0].name", "magic"}},
+		{"zero queue threshold", "admission:\n  queueThreshold: 0\n", []string{"admission.queueThreshold"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.yaml))
+			if err == nil {
+				c.SetDefaults()
+				err = c.Validate()
+			}
+			if tc.name == "several problems at once" {
+				if err == nil {
+					t.Fatal("want errors")
+				}
+				for _, want := range []string{"router.fallbacks", "kv.observation"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q lacks %q", err, want)
+					}
+				}
+				return
+			}
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("want error containing %v", tc.wantErr)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestFlagBindings(t *testing.T) {
+	cases := []struct {
+		name    string
+		yaml    string
+		args    []string
+		wantErr string
+		check   func(*Config) bool
+	}{
+		{"flag fills unset field", "", []string{"--router-kv-overlap-score-weight=2.5", "--router-mode=kv"}, "",
+			func(c *Config) bool { return *c.Router.KVCost.OverlapWeight == 2.5 && c.Router.Mode == "kv" }},
+		{"flag agrees with file", "router:\n  kvCost:\n    temperature: 0.5\n", []string{"--router-temperature=0.5"}, "",
+			func(c *Config) bool { return *c.Router.KVCost.Temperature == 0.5 }},
+		{"flag disagrees with file", "admission:\n  queueThreshold: 0.8\n", []string{"--router-queue-threshold=0.5"},
+			"--router-queue-threshold=0.5 disagrees with config field admission.queueThreshold=0.8", nil},
+		{"no events flag", "", []string{"--no-router-kv-events"}, "",
+			func(c *Config) bool { return c.KV.Observation == ObservePredicted }},
+		{"no events vs file events", "kv:\n  observation: events\n", []string{"--no-router-kv-events"}, "kv.observation=events", nil},
+		{"bad number", "", []string{"--active-prefill-tokens-threshold=lots"}, "not an integer", nil},
+		{"int threshold", "", []string{"--active-prefill-tokens-threshold=10000"}, "",
+			func(c *Config) bool { return *c.Router.Busy.ActivePrefillTokens == 10000 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			b := BindFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = b.Apply(c)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Fatalf("flag not applied: %+v", c)
+			}
+		})
+	}
+}

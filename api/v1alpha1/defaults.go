@@ -1,0 +1,105 @@
+package v1alpha1
+
+import "time"
+
+// Default returns a Config with every default filled in.
+func Default() *Config {
+	c := &Config{}
+	c.SetDefaults()
+	return c
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// SetDefaults fills every unset field with its default. Fields set by the
+// user are kept.
+func (c *Config) SetDefaults() {
+	c.Server.setDefaults()
+	if c.Endpoints.ReloadInterval.Duration == 0 {
+		c.Endpoints.ReloadInterval = D(2 * time.Second)
+	}
+	c.Router.setDefaults()
+	c.Admission.setDefaults()
+	c.KV.setDefaults()
+	c.Scrape.setDefaults()
+}
+
+func (s *Server) setDefaults() {
+	setStr(&s.GRPCAddr, ":9002")
+	setStr(&s.MetricsAddr, ":9090")
+	if s.MaxBodyBytes == 0 {
+		s.MaxBodyBytes = 32 << 20
+	}
+	setDur(&s.ShutdownGrace, 30*time.Second)
+}
+
+func (r *Router) setDefaults() {
+	setStr(&r.Mode, ModeKV)
+	if r.Fallbacks == nil {
+		r.Fallbacks = ptr(2)
+	}
+	setStr(&r.OverrideHeader, "x-gateway-destination-endpoint-override")
+	if r.KVCost.OverlapWeight == nil {
+		r.KVCost.OverlapWeight = ptr(1.0)
+	}
+	if r.KVCost.Temperature == nil {
+		r.KVCost.Temperature = ptr(0.0)
+	}
+	if r.KVCost.ActiveRequestWeight == nil {
+		r.KVCost.ActiveRequestWeight = ptr(0.0)
+	}
+	if r.Busy.ActiveDecodeBlocks == nil {
+		r.Busy.ActiveDecodeBlocks = ptr(1.0)
+	}
+	setStr(&r.Session.Header, "x-session-id")
+	setDur(&r.Session.TTL, 10*time.Minute)
+	setStr(&r.DeviceAware.Label, "kvpick.io/device")
+	if r.DeviceAware.Weights == nil {
+		r.DeviceAware.Weights = map[string]float64{"gpu": 8, "cpu": 1}
+	}
+}
+
+func (a *Admission) setDefaults() {
+	if a.MaxQueueLength == 0 {
+		a.MaxQueueLength = 1024
+	}
+	setDur(&a.MaxQueueWait, 30*time.Second)
+}
+
+func (k *KV) setDefaults() {
+	setStr(&k.Observation, ObservePredicted)
+	if k.BlockSize == 0 {
+		k.BlockSize = 16
+	}
+	setDur(&k.PredictedTTL, 120*time.Second)
+	if k.MaxBlocksPerEndpoint == 0 {
+		k.MaxBlocksPerEndpoint = 1 << 20
+	}
+	setDur(&k.ActiveWorkTTL, 300*time.Second)
+	setStr(&k.Tokenizer, "approximate")
+	if k.EventsPort == 0 {
+		k.EventsPort = 5557
+	}
+}
+
+func (s *Scrape) setDefaults() {
+	setDur(&s.Interval, 100*time.Millisecond)
+	setDur(&s.Timeout, time.Second)
+	setDur(&s.StaleAfter, 2*time.Second)
+	if s.ExcludeAfter == 0 {
+		s.ExcludeAfter = 5
+	}
+	setStr(&s.Path, "/metrics")
+}
+
+func setStr(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+func setDur(p *Duration, v time.Duration) {
+	if p.Duration == 0 {
+		p.Duration = v
+	}
+}

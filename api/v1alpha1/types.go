@@ -1,0 +1,200 @@
+// Package v1alpha1 holds kvpick's configuration API: the YAML file given with
+// --config, its defaults and its validation. Every tunable lives here with its
+// default and a note on what it trades.
+package v1alpha1
+
+// Router modes.
+const (
+	ModeRoundRobin  = "round-robin"
+	ModeRandom      = "random"
+	ModeLeastLoaded = "least-loaded"
+	ModePowerOfTwo  = "power-of-two"
+	ModeKV          = "kv"
+	ModeDirect      = "direct"
+	ModeDeviceAware = "device-aware-weighted"
+	ModeCustom      = "custom" // the profile in router.profile
+)
+
+// Observation paths for the KV index.
+const (
+	ObservePredicted = "predicted" // the picker's own decisions, with a TTL
+	ObserveEvents    = "events"    // engines' KV events over ZMQ
+)
+
+// Config is the whole picker configuration.
+type Config struct {
+	Server    Server    `json:"server"`
+	Endpoints Endpoints `json:"endpoints"`
+	Router    Router    `json:"router"`
+	Admission Admission `json:"admission"`
+	KV        KV        `json:"kv"`
+	Scrape    Scrape    `json:"scrape"`
+	// Objectives maps an InferenceObjective name (header x-gateway-inference-objective)
+	// to its priority. Higher goes first; negative is sheddable. Unknown names get 0.
+	Objectives map[string]int `json:"objectives,omitempty"`
+}
+
+// Server configures the gRPC and metrics listeners.
+type Server struct {
+	// GRPCAddr is the ext_proc listen address (default ":9002", the port the ecosystem uses).
+	GRPCAddr string `json:"grpcAddr"`
+	// MetricsAddr serves /metrics and /healthz (default ":9090"). Empty disables it.
+	MetricsAddr string `json:"metricsAddr"`
+	// Plaintext turns TLS off on the gRPC listener. Off by default: Envoy Gateway talks TLS to pickers.
+	Plaintext bool `json:"plaintext"`
+	// CertFile and KeyFile are the TLS certificate; when empty a self-signed one is generated at start.
+	CertFile string `json:"certFile,omitempty"`
+	KeyFile  string `json:"keyFile,omitempty"`
+	// MaxBodyBytes bounds a request body (default 32 MiB). Larger bodies get 413;
+	// raising it raises the memory one request may hold.
+	MaxBodyBytes int64 `json:"maxBodyBytes"`
+	// ShutdownGrace is how long in-flight streams may finish on SIGTERM (default 30s).
+	ShutdownGrace Duration `json:"shutdownGrace"`
+}
+
+// Endpoints says where the candidate set comes from.
+type Endpoints struct {
+	// File is a YAML endpoints file (standalone mode), reloaded when it changes.
+	File string `json:"file,omitempty"`
+	// ReloadInterval is how often File is checked for changes (default 2s).
+	ReloadInterval Duration `json:"reloadInterval"`
+}
+
+// Router configures selection.
+type Router struct {
+	// Mode is the router mode (default "kv").
+	Mode string `json:"mode"`
+	// Fallbacks is how many fallback endpoints follow the primary in the
+	// destination list (default 2). More gives Envoy more retry targets but
+	// retries may land on colder caches.
+	Fallbacks *int `json:"fallbacks,omitempty"`
+	// OverrideHeader names the endpoint in direct mode (default
+	// "x-gateway-destination-endpoint-override").
+	OverrideHeader string `json:"overrideHeader"`
+	// WorkerHeaders also sets x-worker-instance-id, x-dynamo-worker-instance-id
+	// and x-dp-rank for a direct-mode frontend behind the gateway (default off).
+	WorkerHeaders bool `json:"workerHeaders"`
+	// Seed makes random choices reproducible; 0 seeds from the clock.
+	Seed int64 `json:"seed,omitempty"`
+
+	KVCost      KVCost      `json:"kvCost"`
+	Busy        Busy        `json:"busy"`
+	Session     Session     `json:"session"`
+	LoRA        LoRA        `json:"lora"`
+	DeviceAware DeviceAware `json:"deviceAware"`
+	// Profile is a user-composed scheduler, used when Mode is "custom".
+	Profile *Profile `json:"profile,omitempty"`
+}
+
+// KVCost weighs the kv mode's cost model:
+// cost = overlapWeight*prefillTokens/blockSize + decodeBlocks + activeRequestWeight*activeRequests.
+type KVCost struct {
+	// OverlapWeight scales the prefill term (default 1.0). Higher favours
+	// cache hits (TTFT); lower favours spreading decode load (ITL).
+	OverlapWeight *float64 `json:"overlapWeight,omitempty"`
+	// Temperature > 0 samples softmax(-cost/T) over normalised costs instead of
+	// taking the minimum (default 0). Some randomness avoids herding between
+	// replicas that share no state; too much ignores the cost.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// ActiveRequestWeight adds a per-request term (default 0), for engines whose
+	// per-request overhead the token counts miss.
+	ActiveRequestWeight *float64 `json:"activeRequestWeight,omitempty"`
+}
+
+// Busy thresholds exclude overloaded endpoints in every mode. Nil disables one.
+type Busy struct {
+	// ActiveDecodeBlocks excludes an endpoint whose active decode blocks exceed
+	// this fraction of its total KV blocks (default 1.0; needs capacity).
+	ActiveDecodeBlocks *float64 `json:"activeDecodeBlocks,omitempty"`
+	// ActivePrefillTokens excludes an endpoint with more active prefill tokens than this.
+	ActivePrefillTokens *int `json:"activePrefillTokens,omitempty"`
+	// ActivePrefillTokensFrac excludes an endpoint with active prefill tokens
+	// above this fraction of its max batched tokens.
+	ActivePrefillTokensFrac *float64 `json:"activePrefillTokensFrac,omitempty"`
+}
+
+// Session pins a session to an endpoint.
+type Session struct {
+	// Header carrying the session id (default "x-session-id"); empty disables affinity.
+	Header string `json:"header"`
+	// TTL is the sliding idle time after which a pin is forgotten (default 10m).
+	TTL Duration `json:"ttl"`
+}
+
+// LoRA configures adapter serving.
+type LoRA struct {
+	// Enabled restricts modes to kv, random and round-robin and folds the
+	// adapter into block hashes.
+	Enabled bool `json:"enabled"`
+}
+
+// DeviceAware configures device-aware-weighted mode.
+type DeviceAware struct {
+	// Label holds an endpoint's device group (default "kvpick.io/device").
+	Label string `json:"label"`
+	// Weights per group value (default gpu: 8, cpu: 1); unlisted groups weigh 1.
+	Weights map[string]float64 `json:"weights,omitempty"`
+}
+
+// Admission configures the queue in front of selection.
+type Admission struct {
+	// QueueThreshold (a fraction, off when nil) holds a request while every
+	// eligible endpoint has active prefill tokens above threshold x max batched
+	// tokens. Queueing trades a little TTFT for not overloading every replica.
+	QueueThreshold *float64 `json:"queueThreshold,omitempty"`
+	// MaxQueueLength bounds waiting requests (default 1024); past it: 429.
+	MaxQueueLength int `json:"maxQueueLength"`
+	// MaxQueueWait bounds one wait (default 30s); past it: 429.
+	MaxQueueWait Duration `json:"maxQueueWait"`
+}
+
+// KV configures tokens, hashing and the prefix index.
+type KV struct {
+	// Observation is "predicted" (default) or "events".
+	Observation string `json:"observation"`
+	// BlockSize is the token block size when an endpoint does not report one (default 16).
+	BlockSize int `json:"blockSize"`
+	// PredictedTTL expires predicted entries (default 120s). Longer keeps
+	// affinity for slower-returning prefixes but predicts blocks the engine evicted.
+	PredictedTTL Duration `json:"predictedTTL"`
+	// MaxBlocksPerEndpoint bounds index entries when an endpoint's capacity is unknown (default 1048576).
+	MaxBlocksPerEndpoint int `json:"maxBlocksPerEndpoint"`
+	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).
+	ActiveWorkTTL Duration `json:"activeWorkTTL"`
+	// Tokenizer is "approximate" (default) or "remote" (the endpoint's /tokenize).
+	Tokenizer string `json:"tokenizer"`
+	// EventsPort is the ZMQ port of each endpoint's KV event publisher (default 5557), used when observation is "events".
+	EventsPort int `json:"eventsPort"`
+}
+
+// Scrape configures model-server metrics polling.
+type Scrape struct {
+	// Disabled turns scraping off; load then comes only from this picker's own accounting.
+	Disabled bool `json:"disabled"`
+	// Interval between scrapes of one endpoint (default 100ms). Shorter sees load sooner at more scrape cost.
+	Interval Duration `json:"interval"`
+	// Timeout of one scrape (default 1s).
+	Timeout Duration `json:"timeout"`
+	// StaleAfter distrusts a sample older than this (default 2s).
+	StaleAfter Duration `json:"staleAfter"`
+	// ExcludeAfter consecutive failures exclude an endpoint (default 5).
+	ExcludeAfter int `json:"excludeAfter"`
+	// Path of the metrics page (default "/metrics").
+	Path string `json:"path"`
+}
+
+// Profile composes a scheduler from plugins.
+type Profile struct {
+	Filters []string       `json:"filters,omitempty"`
+	Scorers []WeightedName `json:"scorers"`
+	// Picker is one of lowest-cost, max-score, softmax, random, round-robin.
+	Picker string `json:"picker"`
+	// Temperature for the softmax picker.
+	Temperature float64 `json:"temperature,omitempty"`
+}
+
+// WeightedName is a scorer and its weight.
+type WeightedName struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+}

@@ -1,0 +1,192 @@
+package v1alpha1
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// FieldError names the field a configuration problem is in.
+type FieldError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Reason }
+
+type problems []error
+
+func (p *problems) add(path, format string, args ...any) {
+	*p = append(*p, &FieldError{Path: path, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Modes lists every router mode, in documentation order.
+var Modes = []string{ModeRoundRobin, ModeRandom, ModeLeastLoaded, ModePowerOfTwo, ModeKV, ModeDirect, ModeDeviceAware, ModeCustom}
+
+// loraModes are the modes valid with LoRA serving; the others cannot honour
+// adapter placement together with their own choice rule.
+var loraModes = map[string]bool{ModeKV: true, ModeRandom: true, ModeRoundRobin: true}
+
+// Validate reports every problem at once, each naming its field path.
+// Call it after SetDefaults.
+func (c *Config) Validate() error {
+	var p problems
+	c.Server.validate(&p)
+	c.Router.validate(&p)
+	c.Admission.validate(&p)
+	c.KV.validate(&p)
+	c.Scrape.validate(&p)
+	if c.Endpoints.ReloadInterval.Duration <= 0 {
+		p.add("endpoints.reloadInterval", "must be positive")
+	}
+	return errors.Join(p...)
+}
+
+func (s *Server) validate(p *problems) {
+	if s.GRPCAddr == "" {
+		p.add("server.grpcAddr", "must not be empty")
+	}
+	if s.MaxBodyBytes < 1024 {
+		p.add("server.maxBodyBytes", "must be at least 1024, got %d", s.MaxBodyBytes)
+	}
+	if (s.CertFile == "") != (s.KeyFile == "") {
+		p.add("server.certFile", "certFile and keyFile must be set together")
+	}
+	if s.ShutdownGrace.Duration < 0 {
+		p.add("server.shutdownGrace", "must not be negative")
+	}
+}
+
+func (r *Router) validate(p *problems) {
+	if !contains(Modes, r.Mode) {
+		p.add("router.mode", "unknown mode %q (valid: %v)", r.Mode, Modes)
+	}
+	if r.LoRA.Enabled && !loraModes[r.Mode] {
+		p.add("router.mode", "mode %q is not valid with LoRA serving (router.lora.enabled): only kv, random and round-robin are", r.Mode)
+	}
+	if r.Fallbacks != nil && (*r.Fallbacks < 0 || *r.Fallbacks > 16) {
+		p.add("router.fallbacks", "must be between 0 and 16, got %d", *r.Fallbacks)
+	}
+	if r.Mode == ModeCustom && r.Profile == nil {
+		p.add("router.profile", "required when mode is custom")
+	}
+	if r.Profile != nil {
+		r.Profile.validate(p)
+	}
+	nonNeg(p, "router.kvCost.overlapWeight", r.KVCost.OverlapWeight)
+	nonNeg(p, "router.kvCost.temperature", r.KVCost.Temperature)
+	nonNeg(p, "router.kvCost.activeRequestWeight", r.KVCost.ActiveRequestWeight)
+	nonNeg(p, "router.busy.activeDecodeBlocks", r.Busy.ActiveDecodeBlocks)
+	nonNeg(p, "router.busy.activePrefillTokensFrac", r.Busy.ActivePrefillTokensFrac)
+	if r.Busy.ActivePrefillTokens != nil && *r.Busy.ActivePrefillTokens < 0 {
+		p.add("router.busy.activePrefillTokens", "must not be negative")
+	}
+	if r.Session.Header != "" && r.Session.TTL.Duration <= 0 {
+		p.add("router.session.ttl", "must be positive")
+	}
+	for _, k := range sortedKeys(r.DeviceAware.Weights) {
+		if r.DeviceAware.Weights[k] <= 0 {
+			p.add("router.deviceAware.weights."+k, "must be positive")
+		}
+	}
+}
+
+func (pr *Profile) validate(p *problems) {
+	for i, f := range pr.Filters {
+		if !contains(FilterNames, f) {
+			p.add(fmt.Sprintf("router.profile.filters[%d]", i), "unknown filter %q (valid: %v)", f, FilterNames)
+		}
+	}
+	if len(pr.Scorers) == 0 && pr.Picker != PickerRandom && pr.Picker != PickerRoundRobin {
+		p.add("router.profile.scorers", "at least one scorer is required for picker %q", pr.Picker)
+	}
+	for i, s := range pr.Scorers {
+		if !contains(ScorerNames, s.Name) {
+			p.add(fmt.Sprintf("router.profile.scorers[%d].name", i), "unknown scorer %q (valid: %v)", s.Name, ScorerNames)
+		}
+		if s.Weight <= 0 {
+			p.add(fmt.Sprintf("router.profile.scorers[%d].weight", i), "must be positive")
+		}
+	}
+	if !contains(PickerNames, pr.Picker) {
+		p.add("router.profile.picker", "unknown picker %q (valid: %v)", pr.Picker, PickerNames)
+	}
+	if pr.Temperature < 0 {
+		p.add("router.profile.temperature", "must not be negative")
+	}
+}
+
+func (a *Admission) validate(p *problems) {
+	if a.QueueThreshold != nil && *a.QueueThreshold <= 0 {
+		p.add("admission.queueThreshold", "must be positive (omit it to turn queueing off)")
+	}
+	if a.MaxQueueLength < 1 {
+		p.add("admission.maxQueueLength", "must be at least 1")
+	}
+	if a.MaxQueueWait.Duration <= 0 {
+		p.add("admission.maxQueueWait", "must be positive")
+	}
+}
+
+func (k *KV) validate(p *problems) {
+	if k.Observation != ObservePredicted && k.Observation != ObserveEvents {
+		p.add("kv.observation", "must be %q or %q, got %q", ObservePredicted, ObserveEvents, k.Observation)
+	}
+	if k.BlockSize < 1 || k.BlockSize > 4096 {
+		p.add("kv.blockSize", "must be between 1 and 4096, got %d", k.BlockSize)
+	}
+	if k.PredictedTTL.Duration <= 0 {
+		p.add("kv.predictedTTL", "must be positive")
+	}
+	if k.MaxBlocksPerEndpoint < 1 {
+		p.add("kv.maxBlocksPerEndpoint", "must be positive")
+	}
+	if k.ActiveWorkTTL.Duration <= 0 {
+		p.add("kv.activeWorkTTL", "must be positive")
+	}
+	if k.Tokenizer != "approximate" && k.Tokenizer != "remote" {
+		p.add("kv.tokenizer", "must be \"approximate\" or \"remote\", got %q", k.Tokenizer)
+	}
+	if k.EventsPort < 1 || k.EventsPort > 65535 {
+		p.add("kv.eventsPort", "must be a port number, got %d", k.EventsPort)
+	}
+}
+
+func (s *Scrape) validate(p *problems) {
+	if s.Interval.Duration < 10e6 {
+		p.add("scrape.interval", "must be at least 10ms, got %s", s.Interval.Duration)
+	}
+	if s.Timeout.Duration <= 0 {
+		p.add("scrape.timeout", "must be positive")
+	}
+	if s.StaleAfter.Duration <= 0 {
+		p.add("scrape.staleAfter", "must be positive")
+	}
+	if s.ExcludeAfter < 1 {
+		p.add("scrape.excludeAfter", "must be at least 1")
+	}
+}
+
+func nonNeg(p *problems, path string, v *float64) {
+	if v != nil && *v < 0 {
+		p.add(path, "must not be negative, got %g", *v)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
