@@ -1,0 +1,128 @@
+package endpoints
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+func TestParseFile(t *testing.T) {
+	cases := []struct {
+		name, yaml, wantErr string
+		want                int
+	}{
+		{"two endpoints", "endpoints:\n- {address: 10.0.0.1, port: 8000, models: [m]}\n- {address: 10.0.0.2, port: 8000}\n", "", 2},
+		{"empty", "endpoints: []\n", "", 0},
+		{"bad ip", "endpoints:\n- {address: pod-a, port: 8000}\n", "endpoints[0]: address \"pod-a\" is not an IP", 0},
+		{"bad port", "endpoints:\n- {address: 10.0.0.1, port: 0}\n", "port 0 out of range", 0},
+		{"duplicate", "endpoints:\n- {address: 10.0.0.1, port: 1}\n- {address: 10.0.0.1, port: 1}\n", "endpoints[1]: 10.0.0.1:1 duplicates endpoints[0]", 0},
+		{"unknown field", "endpoints:\n- {address: 10.0.0.1, port: 1, weight: 3}\n", "weight", 0},
+		{"bad engine", "endpoints:\n- {address: 10.0.0.1, port: 1, engine: ollama}\n", "engine \"ollama\" unknown", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eps, err := ParseFile([]byte(tc.yaml))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(eps) != tc.want {
+				t.Fatalf("got %d endpoints, err %v", len(eps), err)
+			}
+		})
+	}
+}
+
+func TestSetKeepsLoadAcrossReplace(t *testing.T) {
+	s := NewSet()
+	a := Endpoint{Address: "10.0.0.1", Port: 8000}
+	b := Endpoint{Address: "10.0.0.2", Port: 8000}
+	if err := s.Replace([]Endpoint{b, a}); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot()
+	if snap.List[0].Key() != "10.0.0.1:8000" || snap.List[0].Engine != "vllm" || snap.List[0].WorkerID == "" {
+		t.Fatalf("not sorted or not defaulted: %+v", snap.List[0])
+	}
+	s.UpdateLoad("10.0.0.1:8000", Load{Waiting: 3, TotalBlocks: 100, Fresh: true})
+	if err := s.Replace([]Endpoint{a}); err != nil {
+		t.Fatal(err)
+	}
+	e, ok := s.Snapshot().Get("10.0.0.1:8000")
+	if !ok || e.Load().Waiting != 3 || e.Capacity().TotalBlocks != 100 {
+		t.Fatalf("load lost across replace: %+v", e.Load())
+	}
+	if _, ok := s.Snapshot().Get("10.0.0.2:8000"); ok {
+		t.Fatal("removed endpoint still present")
+	}
+	if snap.Version == s.Snapshot().Version {
+		t.Fatal("version did not advance")
+	}
+	if s.Replace([]Endpoint{a, a}) == nil {
+		t.Fatal("duplicate accepted")
+	}
+	if len(s.Snapshot().List) != 1 {
+		t.Fatal("failed replace changed state")
+	}
+}
+
+func TestServes(t *testing.T) {
+	e := Endpoint{Models: []string{"llama"}, LoRAAdapters: []string{"sql"}}
+	any := Endpoint{}
+	cases := []struct {
+		ep             Endpoint
+		model, adapter string
+		want           bool
+	}{
+		{e, "llama", "", true}, {e, "qwen", "", false}, {e, "llama", "sql", true},
+		{e, "llama", "chat", false}, {any, "whatever", "", true}, {any, "x", "sql", false},
+	}
+	for _, c := range cases {
+		if got := c.ep.Serves(c.model, c.adapter); got != c.want {
+			t.Errorf("Serves(%q,%q) = %v", c.model, c.adapter, got)
+		}
+	}
+}
+
+func TestWatchFileReloadsAndKeepsOnError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "eps.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("endpoints:\n- {address: 127.0.0.1, port: 1}\n")
+	s := NewSet()
+	if err := LoadFile(path, s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go WatchFile(ctx, path, 5*time.Millisecond, s, logr.Discard())
+	write("endpoints:\n- {address: 127.0.0.1, port: 1}\n- {address: 127.0.0.1, port: 2}\n")
+	waitFor(t, func() bool { return len(s.Snapshot().List) == 2 })
+	write("endpoints:\n- {address: nope, port: 1}\n")
+	time.Sleep(50 * time.Millisecond)
+	if len(s.Snapshot().List) != 2 {
+		t.Fatal("bad file replaced the set")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
