@@ -1,0 +1,134 @@
+// Package activework accounts the work this picker has put on each endpoint
+// and not yet seen finish: prompt tokens still to prefill, KV blocks held by
+// decoding requests, and requests in flight. The request lifecycle feeds it
+// (dispatch, first token, progress, end); readers get per-endpoint counts
+// without taking a lock. Time is passed in so a simulator can drive it.
+package activework
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Counts is one endpoint's active work.
+type Counts struct {
+	// PrefillTokens: uncached prompt tokens of requests with no first token yet.
+	PrefillTokens int
+	// DecodeBlocks: KV blocks held by requests in flight (prompt plus output).
+	DecodeBlocks int
+	// Requests in flight.
+	Requests int
+}
+
+// Work describes a dispatched request.
+type Work struct {
+	PromptTokens   int
+	UncachedTokens int // prompt tokens the endpoint must compute (prompt minus cached prefix)
+	// ExpectedOutput tokens (max_tokens when known) are reserved up front:
+	// a long answer's blocks are held for its whole decode.
+	ExpectedOutput int
+	BlockSize      int
+}
+
+type counter struct{ prefill, decode, reqs atomic.Int64 }
+
+// Tracker is safe for concurrent use.
+type Tracker struct {
+	ttl      time.Duration
+	onChange func()
+
+	mu    sync.RWMutex
+	per   map[string]*counter
+	live  map[*Handle]struct{}
+	total atomic.Int64
+}
+
+// New returns a Tracker that frees entries idle for longer than ttl (orphans
+// whose end the lifecycle never reported). onChange, if not nil, runs after
+// work is freed or a prefill completes (capacity may have freed).
+func New(ttl time.Duration, onChange func()) *Tracker {
+	return &Tracker{ttl: ttl, onChange: onChange, per: map[string]*counter{}, live: map[*Handle]struct{}{}}
+}
+
+// Counts returns the active work on endpoint.
+func (t *Tracker) Counts(endpoint string) Counts {
+	t.mu.RLock()
+	c := t.per[endpoint]
+	t.mu.RUnlock()
+	if c == nil {
+		return Counts{}
+	}
+	return Counts{PrefillTokens: int(c.prefill.Load()), DecodeBlocks: int(c.decode.Load()), Requests: int(c.reqs.Load())}
+}
+
+// InFlight is the number of requests in flight on all endpoints.
+func (t *Tracker) InFlight() int { return int(t.total.Load()) }
+
+func (t *Tracker) counter(endpoint string) *counter {
+	t.mu.RLock()
+	c := t.per[endpoint]
+	t.mu.RUnlock()
+	if c != nil {
+		return c
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c = t.per[endpoint]; c == nil {
+		c = &counter{}
+		t.per[endpoint] = c
+	}
+	return c
+}
+
+// Add accounts a request dispatched to endpoint and returns its handle.
+func (t *Tracker) Add(endpoint string, w Work, now time.Time) *Handle {
+	if w.BlockSize <= 0 {
+		w.BlockSize = 16
+	}
+	h := &Handle{t: t, c: t.counter(endpoint), endpoint: endpoint, w: w}
+	h.prefill = int64(max(w.UncachedTokens, 0))
+	h.decode = int64(blocks(w.PromptTokens+max(w.ExpectedOutput, 0), w.BlockSize))
+	h.last.Store(now.UnixNano())
+	h.c.prefill.Add(h.prefill)
+	h.c.decode.Add(h.decode)
+	h.c.reqs.Add(1)
+	t.total.Add(1)
+	t.mu.Lock()
+	t.live[h] = struct{}{}
+	t.mu.Unlock()
+	return h
+}
+
+// Expire frees handles idle for longer than the TTL and returns how many.
+func (t *Tracker) Expire(now time.Time) int {
+	cutoff := now.Add(-t.ttl).UnixNano()
+	var stale []*Handle
+	t.mu.RLock()
+	for h := range t.live {
+		if h.last.Load() < cutoff {
+			stale = append(stale, h)
+		}
+	}
+	t.mu.RUnlock()
+	for _, h := range stale {
+		h.Free()
+	}
+	return len(stale)
+}
+
+// Forget drops the counters of an endpoint that left the pool. Handles still
+// open on it keep working and free into the detached counter.
+func (t *Tracker) Forget(endpoint string) {
+	t.mu.Lock()
+	delete(t.per, endpoint)
+	t.mu.Unlock()
+}
+
+func blocks(tokens, size int) int { return (tokens + size - 1) / size }
+
+func (t *Tracker) changed() {
+	if t.onChange != nil {
+		t.onChange()
+	}
+}

@@ -1,0 +1,85 @@
+package activework
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestLifecycleCounts(t *testing.T) {
+	var notified atomic.Int32
+	tr := New(time.Minute, func() { notified.Add(1) })
+	now := time.Unix(1000, 0)
+	// 100-token prompt, 36 cached: 64 to prefill; 100+20 tokens = 8 blocks of 16.
+	h := tr.Add("a", Work{PromptTokens: 100, UncachedTokens: 64, ExpectedOutput: 20, BlockSize: 16}, now)
+	steps := []struct {
+		name string
+		do   func()
+		want Counts
+	}{
+		{"added", func() {}, Counts{PrefillTokens: 64, DecodeBlocks: 8, Requests: 1}},
+		{"first token", func() { h.PrefillDone(now) }, Counts{PrefillTokens: 0, DecodeBlocks: 8, Requests: 1}},
+		{"within reservation", func() { h.Progress(10, now) }, Counts{DecodeBlocks: 8, Requests: 1}},
+		{"past reservation", func() { h.Progress(60, now) }, Counts{DecodeBlocks: 10, Requests: 1}},
+		{"freed", h.Free, Counts{}},
+		{"double free", h.Free, Counts{}},
+		{"progress after free", func() { h.Progress(500, now) }, Counts{}},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := tr.Counts("a"); got != s.want {
+			t.Fatalf("%s: counts %+v, want %+v", s.name, got, s.want)
+		}
+	}
+	if notified.Load() != 2 {
+		t.Fatalf("onChange ran %d times, want 2 (prefill done, free)", notified.Load())
+	}
+	if tr.InFlight() != 0 {
+		t.Fatal("in flight not zero")
+	}
+}
+
+func TestExpireOrphans(t *testing.T) {
+	tr := New(300*time.Second, nil)
+	t0 := time.Unix(0, 0)
+	old := tr.Add("a", Work{PromptTokens: 16, UncachedTokens: 16}, t0)
+	young := tr.Add("a", Work{PromptTokens: 16, UncachedTokens: 16}, t0.Add(200*time.Second))
+	if n := tr.Expire(t0.Add(301 * time.Second)); n != 1 {
+		t.Fatalf("expired %d, want 1", n)
+	}
+	if c := tr.Counts("a"); c.Requests != 1 || c.PrefillTokens != 16 {
+		t.Fatalf("counts %+v", c)
+	}
+	young.Progress(1, t0.Add(490*time.Second)) // activity keeps it alive
+	if n := tr.Expire(t0.Add(600 * time.Second)); n != 0 {
+		t.Fatalf("expired active handle")
+	}
+	old.Free()
+	young.Free()
+}
+
+func TestConcurrentBalance(t *testing.T) {
+	tr := New(time.Minute, nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 32; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ep := []string{"a", "b"}[i%2]
+			for j := 0; j < 200; j++ {
+				h := tr.Add(ep, Work{PromptTokens: 64, UncachedTokens: 32, BlockSize: 16}, time.Now())
+				_ = tr.Counts(ep)
+				h.PrefillDone(time.Now())
+				h.Progress(j, time.Now())
+				h.Free()
+			}
+		}(i)
+	}
+	wg.Wait()
+	for _, ep := range []string{"a", "b"} {
+		if c := tr.Counts(ep); c != (Counts{}) {
+			t.Fatalf("%s leaked %+v", ep, c)
+		}
+	}
+}
