@@ -1,0 +1,159 @@
+// Package admission decides WHEN a request is dispatched: a request waits in a
+// bounded priority queue while every endpoint eligible for it is above the
+// queue threshold, and leaves when capacity frees, to be scored afresh by the
+// caller. Where it goes is the scheduler's decision, not this package's.
+//
+// Core is the deterministic queue, driven by explicit times, so the same code
+// runs in virtual time (the routebench simulator) and, wrapped by Queue, in
+// real time (the ext_proc server).
+package admission
+
+import (
+	"errors"
+	"sort"
+	"time"
+)
+
+// Defaults applied to zero or negative Options fields.
+const (
+	DefaultMaxLength = 1024
+	DefaultMaxWait   = 30 * time.Second
+)
+
+// Options bound the queue. Zero values take the defaults.
+type Options struct {
+	// MaxLength is the most requests queued at once; beyond it an arrival is
+	// rejected (429 queue_full) or displaces a lower-priority sheddable one.
+	MaxLength int
+	// MaxWait is the longest a request waits before 429 queue_timeout.
+	MaxWait time.Duration
+	// Pool labels the Queue's metrics; Core ignores it.
+	Pool string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxLength <= 0 {
+		o.MaxLength = DefaultMaxLength
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	return o
+}
+
+// Misuse errors from Push.
+var (
+	ErrNilItem       = errors.New("admission: nil item")
+	ErrAlreadyQueued = errors.New("admission: item is already queued")
+)
+
+// Core is the deterministic admission queue: priority first (higher first),
+// then arrival order. It holds no goroutines and reads no clock; every time is
+// passed in. Not safe for concurrent use (Queue locks it).
+type Core struct {
+	opts   Options
+	levels []*level // descending priority, none empty between calls
+	n      int
+	tokens int
+	seq    uint64
+	last   time.Time // latest push time, to keep each level's FIFO in time order
+}
+
+// NewCore returns an empty queue with o's limits (defaults for zero fields).
+func NewCore(o Options) *Core { return &Core{opts: o.withDefaults()} }
+
+// Options returns the limits in force, defaults applied.
+func (c *Core) Options() Options { return c.opts }
+
+// Len is the number of queued items.
+func (c *Core) Len() int { return c.n }
+
+// PendingTokens is the sum of the queued items' ISLTokens (negatives count 0).
+func (c *Core) PendingTokens() int { return c.tokens }
+
+// Push queues it at now. When the queue is full, a sheddable queued item
+// (priority < 0) of lower priority than it is evicted — the newest of the
+// lowest priority — and returned, for the caller to answer 429 request_shed;
+// otherwise it is rejected with a 429 queue_full *apierr.Error naming the
+// limit. A now earlier than a previous push counts as that previous time, so
+// FIFO order and expiry order agree. Returns ErrNilItem or ErrAlreadyQueued on
+// misuse.
+func (c *Core) Push(it *Item, now time.Time) (evicted *Item, err error) {
+	if it == nil {
+		return nil, ErrNilItem
+	}
+	if it.owner != nil {
+		return nil, ErrAlreadyQueued
+	}
+	if c.n >= c.opts.MaxLength {
+		evicted = c.victim(it.Priority)
+		if evicted == nil {
+			return nil, errQueueFull(c.opts.MaxLength)
+		}
+		c.unlink(evicted)
+	}
+	c.insert(it, now)
+	c.compact()
+	return evicted, nil
+}
+
+// victim is the item a full queue sheds for an arrival of priority prio: the
+// newest of the lowest priority, if that priority is sheddable and below prio.
+func (c *Core) victim(prio int) *Item {
+	if len(c.levels) == 0 {
+		return nil
+	}
+	low := c.levels[len(c.levels)-1]
+	if low.prio >= 0 || low.prio >= prio {
+		return nil
+	}
+	return low.tail
+}
+
+func (c *Core) insert(it *Item, now time.Time) {
+	if now.Before(c.last) {
+		now = c.last
+	}
+	c.last = now
+	c.seq++
+	it.owner, it.seq, it.enqueued = c, c.seq, now
+	it.deadline = now.Add(c.opts.MaxWait)
+	it.tokens = max(it.ISLTokens, 0)
+	c.levelFor(it.Priority).append(it)
+	c.n++
+	c.tokens += it.tokens
+}
+
+// levelFor finds or creates the level of priority prio.
+func (c *Core) levelFor(prio int) *level {
+	i := sort.Search(len(c.levels), func(i int) bool { return c.levels[i].prio <= prio })
+	if i < len(c.levels) && c.levels[i].prio == prio {
+		return c.levels[i]
+	}
+	l := &level{prio: prio}
+	c.levels = append(c.levels, nil)
+	copy(c.levels[i+1:], c.levels[i:])
+	c.levels[i] = l
+	return l
+}
+
+// unlink takes a queued item out; empty levels are dropped later by compact,
+// so walks over c.levels stay valid while items leave.
+func (c *Core) unlink(it *Item) {
+	it.lvl.unlink(it)
+	it.owner = nil
+	c.n--
+	c.tokens -= it.tokens
+}
+
+// compact drops empty levels, keeping order.
+func (c *Core) compact() {
+	kept := c.levels[:0]
+	for _, l := range c.levels {
+		if !l.empty() {
+			kept = append(kept, l)
+		}
+	}
+	clear(c.levels[len(kept):])
+	c.levels = kept
+}

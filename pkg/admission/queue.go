@@ -1,0 +1,169 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Queue is the real-time admission queue around a Core: Admit blocks the
+// calling goroutine until its request is dispatched or turned away. One timer
+// per Queue enforces MaxWait; no goroutine is started per request. Safe for
+// concurrent use.
+type Queue struct {
+	mu          sync.Mutex
+	core        *Core
+	canDispatch func(*Item) bool
+	closed      bool
+	timer       *time.Timer
+	armed       time.Time // deadline the timer is set for; zero when unset
+	m           *queueMetrics
+
+	n       atomic.Int64 // core.Len(), readable without the lock
+	dirty   atomic.Bool  // a Notify arrived since the last Release began
+	running atomic.Bool  // some goroutine is running the Notify loop
+}
+
+// NewQueue returns a Queue with o's limits whose requests are dispatched when
+// canDispatch returns true for them. canDispatch follows the reservation
+// contract of Core.Release: it is only ever called with the Queue's lock held
+// (so calls never overlap), must reserve the capacity of an item it passes,
+// and must not call back into the Queue. o.Pool labels the metrics.
+func NewQueue(o Options, canDispatch func(*Item) bool) *Queue {
+	return &Queue{core: NewCore(o), canDispatch: canDispatch, m: newQueueMetrics(o.Pool)}
+}
+
+// Len is the number of requests waiting.
+func (q *Queue) Len() int { return int(q.n.Load()) }
+
+// PendingTokens is the sum of the waiting requests' prompt tokens.
+func (q *Queue) PendingTokens() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.core.PendingTokens()
+}
+
+// Admit returns nil when it may be dispatched: at once if nothing is queued
+// and canDispatch(it) passes, else after waiting in the queue. nil means
+// canDispatch returned true for it, so the caller owns its reservation even if
+// ctx ended meanwhile. Otherwise it returns a 429 *apierr.Error (queue_full,
+// request_shed, queue_timeout), a 503 *apierr.Error after Close, or ctx.Err()
+// wrapped when the caller went away — the item leaves the queue at once.
+func (q *Queue) Admit(ctx context.Context, it *Item) error {
+	if it == nil {
+		return ErrNilItem
+	}
+	if err := ctx.Err(); err != nil {
+		q.m.rejected(reasonCanceled)
+		return fmt.Errorf("admission: caller gone before admission: %w", err)
+	}
+	wake, done, err := q.enter(it)
+	if done {
+		return err
+	}
+	select {
+	case err := <-wake:
+		return err
+	case <-ctx.Done():
+		return q.abandon(ctx, it)
+	}
+}
+
+// enter takes the fast path or queues it; done reports that Admit has its
+// answer in err without waiting on the returned channel.
+func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		q.m.rejected(reasonShutdown)
+		return nil, true, errShutdown()
+	}
+	if q.core.Len() == 0 && q.canDispatch(it) {
+		return nil, true, nil
+	}
+	ch := make(chan error, 1)
+	it.wake = ch
+	now := time.Now()
+	evicted, err := q.core.Push(it, now)
+	if err != nil {
+		it.wake = nil
+		q.m.rejected(reasonFull)
+		return nil, true, err
+	}
+	if evicted != nil {
+		q.finish(evicted, now, errShed(q.core.opts.MaxLength), reasonShed)
+	}
+	// Publish the length before releasing: a Notify that saw an empty queue
+	// must then be ordered before this Release's reads of the caller's state.
+	q.publish()
+	q.release(now)
+	q.arm()
+	return ch, false, nil
+}
+
+// abandon handles ctx ending while it waits. If it already left the queue
+// (dispatched, expired, shed, closed) that answer stands: it is already in the
+// channel, sent under the lock.
+func (q *Queue) abandon(ctx context.Context, it *Item) error {
+	q.mu.Lock()
+	removed := q.core.Remove(it)
+	if removed {
+		q.m.left(reasonCanceled, time.Since(it.enqueued))
+		it.wake = nil
+		q.publish()
+	}
+	q.mu.Unlock()
+	if !removed {
+		return <-it.wake
+	}
+	return fmt.Errorf("admission: caller gone while queued: %w", ctx.Err())
+}
+
+// Notify tells the queue capacity may have freed (a prefill completed, a
+// request ended, load data changed) and re-runs the release. It returns at
+// once when nothing waits; concurrent calls coalesce into one run that
+// re-checks until no new notification arrived. Safe from any goroutine, but
+// not from inside canDispatch.
+func (q *Queue) Notify() {
+	if q.n.Load() == 0 {
+		return
+	}
+	q.dirty.Store(true)
+	for q.running.CompareAndSwap(false, true) {
+		// Swap (not Store) so this run observes the notifier's writes.
+		for q.dirty.Swap(false) {
+			q.releaseNow()
+		}
+		q.running.Store(false)
+		if !q.dirty.Load() {
+			return
+		}
+	}
+}
+
+func (q *Queue) releaseNow() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := time.Now()
+	q.release(now)
+	q.publish()
+	q.arm()
+}
+
+// Close wakes every waiter with a 503 shutting-down error; later Admits get
+// the same. Idempotent.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	now := time.Now()
+	for _, it := range q.core.Drain() {
+		q.finish(it, now, errShutdown(), reasonShutdown)
+	}
+	q.publish()
+	if q.timer != nil {
+		q.timer.Stop()
+	}
+}

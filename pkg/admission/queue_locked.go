@@ -1,0 +1,67 @@
+package admission
+
+import (
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+)
+
+// The methods in this file run with q.mu held.
+
+// release dispatches every queued item canDispatch passes.
+func (q *Queue) release(now time.Time) {
+	for _, it := range q.core.Release(now, q.canDispatch) {
+		q.finish(it, now, nil, "")
+	}
+}
+
+// expire turns away the items past MaxWait; it runs on the timer.
+func (q *Queue) expire() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.armed = time.Time{}
+	now := time.Now()
+	for _, it := range q.core.Expire(now) {
+		q.finish(it, now, errQueueTimeout(q.core.opts.MaxWait), reasonTimeout)
+	}
+	q.publish()
+	q.arm()
+}
+
+// finish answers the waiter of an item that has left the core. The channel
+// has room for exactly this one answer.
+func (q *Queue) finish(it *Item, now time.Time, err *apierr.Error, reason string) {
+	q.m.left(reason, now.Sub(it.enqueued))
+	if it.wake == nil {
+		return
+	}
+	if err != nil {
+		it.wake <- err
+	} else {
+		it.wake <- nil
+	}
+	it.wake = nil
+}
+
+// arm sets the timer for the earliest deadline if it is not already set for
+// that time or earlier. A timer left set for a deadline that has since left
+// the queue fires harmlessly and re-arms.
+func (q *Queue) arm() {
+	next, ok := q.core.NextDeadline()
+	if !ok || (!q.armed.IsZero() && !next.Before(q.armed)) || q.closed {
+		return
+	}
+	q.armed = next
+	d := time.Until(next)
+	if q.timer == nil {
+		q.timer = time.AfterFunc(d, q.expire)
+		return
+	}
+	q.timer.Reset(d)
+}
+
+// publish moves the length mirror and the gauges to the core's values.
+func (q *Queue) publish() {
+	q.n.Store(int64(q.core.Len()))
+	q.m.publish(q.core.Len(), q.core.PendingTokens())
+}
