@@ -1,0 +1,68 @@
+// Package scheduler chooses endpoints. It is pure: a Request plus a slice of
+// Candidates (each endpoint's load, active work and cached prefix, gathered by
+// the caller) gives an ordered choice, with no I/O and no shared state other
+// than the round-robin cursor and the random source. Router modes are presets
+// of small plugins — filters, scorers and a picker — and users can compose
+// their own profile.
+package scheduler
+
+import (
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/endpoints"
+)
+
+// Request is what selection needs to know about one request.
+type Request struct {
+	Model string
+	LoRA  string
+	// PromptTokens is the prompt length; Blocks the full blocks of BlockSize in it.
+	PromptTokens int
+	Blocks       int
+	BlockSize    int
+	// Subset is the proxy's subset hint; SubsetPresent distinguishes an empty
+	// hint (answer 503) from no hint (whole pool).
+	Subset        []string
+	SubsetPresent bool
+	// Override names the endpoint in direct mode.
+	Override string
+	// Pinned is the session's endpoint, used when still eligible.
+	Pinned string
+}
+
+// Candidate is one endpoint's state for this decision.
+type Candidate struct {
+	Entry    *endpoints.Entry
+	Load     endpoints.Load
+	Capacity endpoints.Capacity
+	Active   activework.Counts
+	// CachedBlocks is how many leading prompt blocks the endpoint holds.
+	CachedBlocks int
+}
+
+// Key is the candidate's "ip:port".
+func (c *Candidate) Key() string { return c.Entry.Key() }
+
+// CachedTokens is the prompt prefix the endpoint need not compute.
+func (c *Candidate) CachedTokens(r *Request) int {
+	return min(c.CachedBlocks*r.BlockSize, r.PromptTokens)
+}
+
+// Load signal used for ties and by load-only modes: requests this picker has
+// in flight there plus requests the engine reports waiting from elsewhere.
+func (c *Candidate) loadSignal() int {
+	w := 0
+	if c.Load.Fresh {
+		w = c.Load.Waiting
+	}
+	return c.Active.Requests + w
+}
+
+// Result is a decision: candidate indices in preference order (primary first).
+type Result struct {
+	Order []int
+	// Scores holds each candidate's combined score (higher is better); nil for
+	// modes that do not score.
+	Scores []float64
+	// Pinned reports that the session's endpoint was used.
+	Pinned bool
+}
