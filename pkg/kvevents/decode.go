@@ -1,0 +1,134 @@
+package kvevents
+
+import (
+	"fmt"
+)
+
+// Decode parses one msgpack EventBatch. It accepts the positional (array) and
+// the tagged-map encodings at both the batch and the event level, in any mix;
+// trailing positional fields may be missing and unknown map keys are ignored.
+// Events with an unknown tag are dropped and counted in Batch.Skipped. Errors
+// wrap ErrMalformed and name the offending field. Decode never panics and
+// allocates at most a small multiple of len(payload).
+func Decode(payload []byte) (Batch, error) {
+	r := newReader(payload)
+	b, err := r.batch()
+	if err == nil && r.remaining() > 0 {
+		err = malformed("%d trailing bytes after the batch", r.remaining())
+	}
+	if err != nil {
+		return Batch{}, fmt.Errorf("kvevents: decode: %w", err)
+	}
+	return b, nil
+}
+
+func (r *reader) batch() (Batch, error) {
+	c, err := r.peek()
+	if err != nil {
+		return Batch{}, err
+	}
+	switch {
+	case isArray(c):
+		return r.batchArray()
+	case isMap(c):
+		return r.batchMap()
+	}
+	return Batch{}, malformed("batch: want array or map, got %s", codeName(c))
+}
+
+// batchArray reads [ts, events, dp_rank?, ...].
+func (r *reader) batchArray() (Batch, error) {
+	var b Batch
+	n, err := r.arrayLen()
+	if err != nil {
+		return b, fmt.Errorf("batch: %w", err)
+	}
+	if n < 2 {
+		return b, malformed("batch: array of %d elements, want at least ts and events", n)
+	}
+	if b.TS, err = r.float(); err != nil {
+		return b, fmt.Errorf("batch: ts: %w", err)
+	}
+	if err = r.events(&b); err != nil {
+		return b, err
+	}
+	if n > 2 {
+		if b.DPRank, err = r.optInt(); err != nil {
+			return b, fmt.Errorf("batch: %s: %w", fieldDPRank, err)
+		}
+	}
+	return b, r.skipN(n - 3)
+}
+
+// batchMap reads {"ts": ..., "events": [...], "data_parallel_rank": ...}.
+func (r *reader) batchMap() (Batch, error) {
+	var b Batch
+	n, err := r.mapLen()
+	if err != nil {
+		return b, fmt.Errorf("batch: %w", err)
+	}
+	sawEvents := false
+	for i := 0; i < n; i++ {
+		key, err := r.str()
+		if err != nil {
+			return b, fmt.Errorf("batch: key: %w", err)
+		}
+		sawEvents = sawEvents || key == fieldEvents
+		if err := r.batchField(&b, key); err != nil {
+			return b, fmt.Errorf("batch: %s: %w", key, err)
+		}
+	}
+	if !sawEvents {
+		return b, malformed("batch: map without %q", fieldEvents)
+	}
+	return b, nil
+}
+
+func (r *reader) batchField(b *Batch, key string) (err error) {
+	switch key {
+	case fieldTS:
+		b.TS, err = r.float()
+	case fieldEvents:
+		err = r.events(b)
+	case fieldDPRank:
+		b.DPRank, err = r.optInt()
+	default:
+		err = r.skip()
+	}
+	return err
+}
+
+// skipN discards n values (n <= 0 is a no-op).
+func (r *reader) skipN(n int) error {
+	for ; n > 0; n-- {
+		if err := r.skip(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *reader) events(b *Batch) error {
+	n, err := r.arrayLen()
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	if n > 0 {
+		b.Events = make([]Event, 0, n)
+	}
+	for i := 0; i < n; i++ {
+		e, err := r.event()
+		if err != nil {
+			return fmt.Errorf("events[%d]: %w", i, err)
+		}
+		if e == nil {
+			b.Skipped++
+			continue
+		}
+		b.Events = append(b.Events, e)
+	}
+	if len(b.Events) == 0 {
+		b.Events = nil // one form for "no events", whatever was skipped
+	}
+	return nil
+}
