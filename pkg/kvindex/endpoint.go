@@ -1,0 +1,140 @@
+package kvindex
+
+import "sync"
+
+// endpoint is one endpoint's bookkeeping: which blocks it holds, their LRU
+// order and expiry schedule, and (observed path) the engine-hash mapping.
+// Lock order: endpoint.mu before any shard lock; Match takes no endpoint lock.
+type endpoint struct {
+	mu   sync.Mutex
+	id   uint32
+	name string
+	dead bool // unlinked by RemoveEndpoint; drop further writes
+
+	capacity int // 0: Options.MaxBlocksPerEndpoint
+
+	// blocks maps own hash -> touch<<1 | observed bit. The touch is a
+	// per-endpoint clock value; the newest touch of a block is its LRU position.
+	blocks map[uint64]uint64
+	// log lists (hash, touch) in touch order from head; items whose touch is
+	// no longer the block's current touch are stale and skipped. Popping from
+	// the front yields least recently touched blocks first.
+	log  []logItem
+	head int
+	// recs schedules predicted expiry: every block last touched at or before
+	// recs[i].touch expires at recs[i].exp (predicted TTL is constant).
+	recs  []expRec
+	rhead int
+	// engine maps the engine's block hash to our own (observed path).
+	engine map[uint64]uint64
+
+	clock               uint64
+	observed, predicted int
+	evictions, expired  uint64
+	scratch             []uint64
+}
+
+type logItem struct{ hash, touch uint64 }
+
+type expRec struct {
+	touch uint64
+	exp   int64
+}
+
+func newEndpoint(name string, id uint32) *endpoint {
+	return &endpoint{id: id, name: name, blocks: make(map[uint64]uint64), engine: make(map[uint64]uint64)}
+}
+
+// upsert touches block h, recording it as held (observed claims never
+// expire and stay observed). Callers hold ep.mu.
+func (ep *endpoint) upsert(s *shards, h uint64, exp int64, observed bool) {
+	ep.clock++
+	old, had := ep.blocks[h]
+	wasObs := had && old&1 == 1
+	obs := observed || wasObs
+	ep.blocks[h] = ep.clock<<1 | b2u(obs)
+	ep.log = append(ep.log, logItem{h, ep.clock})
+	switch {
+	case !had && obs:
+		ep.observed++
+	case !had:
+		ep.predicted++
+	case obs && !wasObs:
+		ep.predicted--
+		ep.observed++
+	}
+	if wasObs {
+		return // the global entry already says "never expires"
+	}
+	if obs {
+		exp = never
+	}
+	s.add(h, ep.id, exp)
+}
+
+// drop forgets block h. Callers hold ep.mu.
+func (ep *endpoint) drop(s *shards, h uint64) bool {
+	v, ok := ep.blocks[h]
+	if !ok {
+		return false
+	}
+	delete(ep.blocks, h)
+	if v&1 == 1 {
+		ep.observed--
+	} else {
+		ep.predicted--
+	}
+	s.remove(h, ep.id)
+	return true
+}
+
+// current reports whether a log item is the block's latest touch.
+func (ep *endpoint) current(it logItem) (v uint64, ok bool) {
+	v, ok = ep.blocks[it.hash]
+	return v, ok && v>>1 == it.touch
+}
+
+// evict prunes least recently touched blocks down to target once the
+// endpoint holds more than limit. Returns the number evicted.
+func (ep *endpoint) evict(s *shards, limit, target int) int {
+	if len(ep.blocks) <= limit {
+		return 0
+	}
+	n := 0
+	for len(ep.blocks) > target && ep.head < len(ep.log) {
+		it := ep.log[ep.head]
+		ep.head++
+		if _, ok := ep.current(it); ok && ep.drop(s, it.hash) {
+			n++
+		}
+	}
+	ep.evictions += uint64(n)
+	return n
+}
+
+// expire drops predicted blocks whose TTL ran out by t (UnixNano).
+func (ep *endpoint) expire(s *shards, t int64) int {
+	var w uint64
+	for ep.rhead < len(ep.recs) && ep.recs[ep.rhead].exp <= t {
+		w = ep.recs[ep.rhead].touch
+		ep.rhead++
+	}
+	n := 0
+	for w != 0 && ep.head < len(ep.log) && ep.log[ep.head].touch <= w {
+		it := ep.log[ep.head]
+		ep.head++
+		v, ok := ep.current(it)
+		switch {
+		case !ok:
+		case v&1 == 1: // observed: keep, move behind the expiry window
+			ep.clock++
+			ep.blocks[it.hash] = ep.clock<<1 | 1
+			ep.log = append(ep.log, logItem{it.hash, ep.clock})
+		default:
+			ep.drop(s, it.hash)
+			n++
+		}
+	}
+	ep.expired += uint64(n)
+	return n
+}

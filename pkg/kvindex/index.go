@@ -1,0 +1,197 @@
+package kvindex
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults follow the reference router's approximate indexer.
+const (
+	DefaultMaxBlocksPerEndpoint = 1 << 20
+	DefaultPruneTarget          = 0.8
+	DefaultPredictedTTL         = 120 * time.Second
+)
+
+// ErrUnknownParent is returned by ApplyStored when the parent engine hash is
+// not known for the endpoint: the chain cannot be placed and nothing is stored.
+var ErrUnknownParent = errors.New("kvindex: unknown parent block")
+
+// Options configures an Index; zero fields take the defaults.
+type Options struct {
+	// MaxBlocksPerEndpoint bounds each endpoint's entries when its capacity is
+	// unknown; SetCapacity overrides it per endpoint.
+	MaxBlocksPerEndpoint int
+	// PruneTarget is the fraction of capacity kept after an over-capacity prune.
+	PruneTarget float64
+	// PredictedTTL is how long a RecordPredicted claim lasts.
+	PredictedTTL time.Duration
+}
+
+// withDefaults fills zero or out-of-range fields.
+func (o Options) withDefaults() Options {
+	if o.MaxBlocksPerEndpoint <= 0 {
+		o.MaxBlocksPerEndpoint = DefaultMaxBlocksPerEndpoint
+	}
+	if !(o.PruneTarget > 0 && o.PruneTarget <= 1) {
+		o.PruneTarget = DefaultPruneTarget
+	}
+	if o.PredictedTTL <= 0 {
+		o.PredictedTTL = DefaultPredictedTTL
+	}
+	return o
+}
+
+// Overlap is one endpoint's longest held prefix of a chain, in blocks.
+type Overlap struct {
+	Endpoint string
+	Blocks   int
+}
+
+// Index maps prompt blocks to the endpoints holding them. All methods are safe
+// for concurrent use; lookups take only per-shard read locks and never wait
+// on per-endpoint bookkeeping.
+type Index struct {
+	opts          Options
+	s             *shards
+	reg           *registry
+	unknownParent atomic.Uint64
+}
+
+// New returns an empty index.
+func New(opts Options) *Index {
+	return &Index{opts: opts.withDefaults(), s: newShards(), reg: newRegistry()}
+}
+
+// RecordPredicted records the picker's own decision as if endpoint now holds
+// chain; the claim expires after PredictedTTL. Earlier blocks of the chain
+// are kept longer than later ones under LRU pressure.
+func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time) {
+	if len(chain) == 0 {
+		return
+	}
+	t := now.UnixNano()
+	ep := ix.reg.getOrCreate(endpoint)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return
+	}
+	ep.expire(ix.s, t)
+	exp := t + int64(ix.opts.PredictedTTL)
+	for i := len(chain) - 1; i >= 0; i-- {
+		ep.upsert(ix.s, chain[i], exp, false)
+	}
+	ep.recs = append(ep.recs, expRec{ep.clock, exp})
+	ix.settle(ep)
+}
+
+// settle enforces capacity and bounds bookkeeping. Callers hold ep.mu.
+func (ix *Index) settle(ep *endpoint) {
+	limit := ix.limit(ep)
+	ep.evict(ix.s, limit, int(float64(limit)*ix.opts.PruneTarget))
+	ep.compact()
+}
+
+// ApplyStored applies an engine BlockStored event for endpoint. tokens must
+// cover len(engineHashes)*blockSize tokens. It returns ErrUnknownParent (and
+// stores nothing) when parent is not a known engine hash of the endpoint, or
+// an error when tokens are too short.
+func (ix *Index) ApplyStored(endpoint string, seed uint64, parent *uint64, engineHashes []uint64, tokens []uint32, blockSize int, now time.Time) error {
+	n := len(engineHashes)
+	if n == 0 {
+		return nil
+	}
+	if blockSize <= 0 || len(tokens) < n*blockSize {
+		return fmt.Errorf("kvindex: stored event for %s: %d tokens for %d blocks of %d", endpoint, len(tokens), n, blockSize)
+	}
+	ep := ix.reg.getOrCreate(endpoint)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return nil
+	}
+	start := seed
+	if parent != nil {
+		own, ok := ep.engine[*parent]
+		if !ok {
+			ix.unknownParent.Add(1)
+			return fmt.Errorf("kvindex: stored event for %s, parent %#x: %w", endpoint, *parent, ErrUnknownParent)
+		}
+		start = own
+	}
+	ep.scratch = BlockHashes(ep.scratch[:0], start, tokens[:n*blockSize], blockSize)
+	for i := n - 1; i >= 0; i-- {
+		ep.engine[engineHashes[i]] = ep.scratch[i]
+		ep.upsert(ix.s, ep.scratch[i], never, true)
+	}
+	ix.settle(ep)
+	return nil
+}
+
+// ApplyRemoved applies an engine BlockRemoved event; unknown hashes are ignored.
+func (ix *Index) ApplyRemoved(endpoint string, engineHashes []uint64) {
+	ep := ix.reg.get(endpoint)
+	if ep == nil {
+		return
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	for _, eh := range engineHashes {
+		if own, ok := ep.engine[eh]; ok {
+			delete(ep.engine, eh)
+			ep.drop(ix.s, own)
+		}
+	}
+	ep.compact()
+}
+
+// ApplyCleared applies an engine AllBlocksCleared event: the endpoint holds
+// nothing. Its capacity setting is kept.
+func (ix *Index) ApplyCleared(endpoint string) {
+	if ep := ix.reg.get(endpoint); ep != nil {
+		ep.mu.Lock()
+		ep.clearAll(ix.s)
+		ep.mu.Unlock()
+	}
+}
+
+// RemoveEndpoint forgets an endpoint that left the pool, with all its blocks.
+func (ix *Index) RemoveEndpoint(endpoint string) {
+	ep := ix.reg.unlink(endpoint)
+	if ep == nil {
+		return
+	}
+	ep.mu.Lock()
+	ep.dead = true
+	ep.clearAll(ix.s)
+	ep.mu.Unlock()
+	ix.reg.release(ep.id)
+}
+
+// SetCapacity sets an endpoint's capacity in blocks (e.g. the engine's total
+// KV blocks), pruning at once if it now holds more; blocks <= 0 restores the
+// default bound.
+func (ix *Index) SetCapacity(endpoint string, blocks int) {
+	ep := ix.reg.getOrCreate(endpoint)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if !ep.dead {
+		ep.capacity = max(blocks, 0)
+		ix.settle(ep)
+	}
+}
+
+// Expire drops predicted entries whose TTL has run out by now and returns how
+// many it dropped. Match already ignores expired claims; Expire frees memory.
+func (ix *Index) Expire(now time.Time) int {
+	t, n := now.UnixNano(), 0
+	for _, ep := range ix.reg.all() {
+		ep.mu.Lock()
+		n += ep.expire(ix.s, t)
+		ep.compact()
+		ep.mu.Unlock()
+	}
+	return n
+}

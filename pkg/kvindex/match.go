@@ -1,0 +1,63 @@
+package kvindex
+
+import (
+	"math/bits"
+	"time"
+)
+
+// stackWords covers 256 endpoints without allocating the working sets.
+const stackWords = 4
+
+// Match appends to dst, for every endpoint holding at least chain[0] (with a
+// live claim at now), the number of leading blocks of chain it holds without
+// a hole. Order is arbitrary. It walks the chain once, intersecting the set of
+// still-matching endpoints with each block's holders, and stops when the set
+// is empty. It takes only shard read locks and allocates nothing beyond dst
+// for up to 256 interned endpoints.
+func (ix *Index) Match(chain []uint64, now time.Time, dst []Overlap) []Overlap {
+	if len(chain) == 0 {
+		return dst
+	}
+	names := *ix.reg.names.Load()
+	nw := (len(names) + 63) / 64
+	var abuf, nbuf [stackWords]uint64
+	active, next := abuf[:], nbuf[:]
+	if nw > stackWords {
+		active, next = make([]uint64, nw), make([]uint64, nw)
+	}
+	active, next = active[:nw], next[:nw]
+	for i := range active {
+		active[i] = ^uint64(0)
+	}
+	t := now.UnixNano()
+	for i, h := range chain {
+		more := ix.s.intersect(h, active, next, t)
+		dst = emit(dst, names, active, next, i)
+		if !more {
+			return dst
+		}
+		active, next = next, active
+	}
+	return emit(dst, names, active, nil, len(chain))
+}
+
+// emit appends an Overlap of n blocks for every endpoint in active but not in
+// next (nil next: every endpoint in active).
+func emit(dst []Overlap, names []string, active, next []uint64, n int) []Overlap {
+	if n == 0 {
+		return dst
+	}
+	for w, a := range active {
+		if next != nil {
+			a &^= next[w]
+		}
+		for a != 0 {
+			id := w*64 + bits.TrailingZeros64(a)
+			a &= a - 1
+			if id < len(names) && names[id] != "" {
+				dst = append(dst, Overlap{Endpoint: names[id], Blocks: n})
+			}
+		}
+	}
+	return dst
+}

@@ -1,0 +1,56 @@
+package kvindex
+
+import "sort"
+
+// EndpointStats describes one endpoint's share of the index.
+type EndpointStats struct {
+	Endpoint  string
+	Blocks    int // entries held (observed + predicted)
+	Observed  int // entries created or confirmed by engine events
+	Predicted int // entries from RecordPredicted only
+	Capacity  int // effective bound on Blocks
+	Evictions uint64
+	Expired   uint64
+}
+
+// Stats is a point-in-time summary; fields are summed over endpoints.
+type Stats struct {
+	Endpoints     []EndpointStats // sorted by Endpoint
+	Entries       int             // (block, endpoint) pairs
+	UniqueBlocks  int             // distinct blocks held by anyone
+	Observed      int
+	Predicted     int
+	Evictions     uint64 // LRU evictions since New (endpoints still present)
+	Expired       uint64 // TTL expiries since New (endpoints still present)
+	UnknownParent uint64 // ApplyStored calls rejected with ErrUnknownParent
+}
+
+// Stats returns a summary. It locks each endpoint briefly in turn, so the
+// totals are not one atomic snapshot under concurrent writes.
+func (ix *Index) Stats() Stats {
+	st := Stats{UniqueBlocks: ix.s.blocks(), UnknownParent: ix.unknownParent.Load()}
+	for _, ep := range ix.reg.all() {
+		ep.mu.Lock()
+		es := EndpointStats{
+			Endpoint: ep.name, Blocks: len(ep.blocks), Observed: ep.observed, Predicted: ep.predicted,
+			Capacity: ix.limit(ep), Evictions: ep.evictions, Expired: ep.expired,
+		}
+		ep.mu.Unlock()
+		st.Endpoints = append(st.Endpoints, es)
+		st.Entries += es.Blocks
+		st.Observed += es.Observed
+		st.Predicted += es.Predicted
+		st.Evictions += es.Evictions
+		st.Expired += es.Expired
+	}
+	sort.Slice(st.Endpoints, func(i, j int) bool { return st.Endpoints[i].Endpoint < st.Endpoints[j].Endpoint })
+	return st
+}
+
+// limit is the endpoint's effective capacity. Callers hold ep.mu.
+func (ix *Index) limit(ep *endpoint) int {
+	if ep.capacity > 0 {
+		return ep.capacity
+	}
+	return ix.opts.MaxBlocksPerEndpoint
+}
