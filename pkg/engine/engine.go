@@ -39,6 +39,7 @@ type Engine struct {
 	loras   map[string]int
 	stats   counters
 	scratch []int32
+	vocab   []uint32
 }
 
 // counters are the engine's cumulative statistics.
@@ -58,6 +59,11 @@ func New(cfg Config, sink KVSink) (*Engine, error) {
 	e.kv = newKVCache(cfg.NumGPUBlocks, &e.log)
 	return e, nil
 }
+
+// SetOutputVocab makes generated tokens be drawn from ids (deterministically,
+// as before) instead of [0, 32000); modelsim passes ids whose text it can
+// render. ids must not be modified afterwards; nil restores the default.
+func (e *Engine) SetOutputVocab(ids []uint32) { e.vocab = ids }
 
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }

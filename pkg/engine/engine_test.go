@@ -356,3 +356,16 @@ func TestStepDuration(t *testing.T) {
 		t.Fatal("idle too early")
 	}
 }
+
+func TestOutputVocab(t *testing.T) {
+	e, _ := newTestEngine(t, testConfig())
+	vocab := []uint32{70001, 70002, 70003}
+	e.SetOutputVocab(vocab)
+	mustAdd(t, e, &Request{ID: "a", Tokens: seqTokens(0, 5), MaxTokens: 10})
+	got, _ := drain(t, e, t0)
+	for _, u := range got["a"] {
+		if !slices.Contains(vocab, u.Token) {
+			t.Fatalf("token %d not from vocab", u.Token)
+		}
+	}
+}

@@ -13,7 +13,7 @@ func (e *Engine) execute(c chunk, res *StepResult) {
 	if s.computed < len(s.tokens) {
 		return
 	}
-	tok := s.nextToken()
+	tok := s.nextToken(e.vocab)
 	s.tokens = append(s.tokens, tok)
 	s.outputs++
 	e.stats.genTokens++

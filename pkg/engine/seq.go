@@ -41,9 +41,14 @@ func (s *seq) extendHashes(seed uint64, bs int) {
 	}
 }
 
-// nextToken is the deterministic output token number s.outputs.
-func (s *seq) nextToken() uint32 {
-	return uint32(mix64(s.outSeed+uint64(s.outputs)) % outputVocab)
+// nextToken is the deterministic output token number s.outputs, drawn from
+// vocab when set.
+func (s *seq) nextToken(vocab []uint32) uint32 {
+	x := mix64(s.outSeed + uint64(s.outputs))
+	if len(vocab) > 0 {
+		return vocab[x%uint64(len(vocab))]
+	}
+	return uint32(x % outputVocab)
 }
 
 // outputVocab bounds generated token ids (a Llama-sized vocabulary).
