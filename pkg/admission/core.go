@@ -93,7 +93,9 @@ func (c *Core) Push(it *Item, now time.Time) (evicted *Item, err error) {
 		c.unlink(evicted)
 	}
 	c.insert(it, now)
-	c.compact()
+	if evicted != nil {
+		c.compact()
+	}
 	return evicted, nil
 }
 

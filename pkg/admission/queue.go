@@ -92,12 +92,12 @@ func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
 		q.m.rejected(reasonFull)
 		return nil, true, err
 	}
-	if evicted != nil {
-		q.finish(evicted, now, errShed(q.core.opts.MaxLength), reasonShed)
-	}
 	// Publish the length before releasing: a Notify that saw an empty queue
 	// must then be ordered before this Release's reads of the caller's state.
 	q.publish()
+	if evicted != nil {
+		q.finish(evicted, now, errShed(q.core.opts.MaxLength), reasonShed)
+	}
 	q.release(now)
 	q.arm()
 	return ch, false, nil
@@ -148,7 +148,6 @@ func (q *Queue) releaseNow() {
 	defer q.mu.Unlock()
 	now := time.Now()
 	q.release(now)
-	q.publish()
 	q.arm()
 }
 
@@ -159,10 +158,11 @@ func (q *Queue) Close() {
 	defer q.mu.Unlock()
 	q.closed = true
 	now := time.Now()
-	for _, it := range q.core.Drain() {
+	out := q.core.Drain()
+	q.publish()
+	for _, it := range out {
 		q.finish(it, now, errShutdown(), reasonShutdown)
 	}
-	q.publish()
 	if q.timer != nil {
 		q.timer.Stop()
 	}

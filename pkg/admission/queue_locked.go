@@ -8,9 +8,12 @@ import (
 
 // The methods in this file run with q.mu held.
 
-// release dispatches every queued item canDispatch passes.
+// release dispatches every queued item canDispatch passes. Waiters are woken
+// after publish, so a woken caller sees Len without its item.
 func (q *Queue) release(now time.Time) {
-	for _, it := range q.core.Release(now, q.canDispatch) {
+	out := q.core.Release(now, q.canDispatch)
+	q.publish()
+	for _, it := range out {
 		q.finish(it, now, nil, "")
 	}
 }
@@ -21,10 +24,11 @@ func (q *Queue) expire() {
 	defer q.mu.Unlock()
 	q.armed = time.Time{}
 	now := time.Now()
-	for _, it := range q.core.Expire(now) {
+	out := q.core.Expire(now)
+	q.publish()
+	for _, it := range out {
 		q.finish(it, now, errQueueTimeout(q.core.opts.MaxWait), reasonTimeout)
 	}
-	q.publish()
 	q.arm()
 }
 

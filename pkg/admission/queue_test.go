@@ -1,0 +1,269 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// slots is a capacity predicate that reserves one slot per dispatched item,
+// the way the real caller reserves prefill tokens.
+type slots struct {
+	mu       sync.Mutex
+	free     int
+	inFlight int
+	maxSeen  int
+	allow    func(*Item) bool // optional extra rule
+}
+
+func (s *slots) take(it *Item) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.free == 0 || (s.allow != nil && !s.allow(it)) {
+		return false
+	}
+	s.free--
+	s.inFlight++
+	s.maxSeen = max(s.maxSeen, s.inFlight)
+	return true
+}
+
+func (s *slots) put(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free += n
+	s.inFlight = max(s.inFlight-n, 0)
+}
+
+type result struct {
+	name string
+	err  error
+}
+
+// admitAsync runs Admit in a goroutine and waits until the item is queued.
+func admitAsync(t *testing.T, ctx context.Context, q *Queue, it *Item, out chan<- result) {
+	t.Helper()
+	before := q.Len()
+	go func() { out <- result{it.Value.(string), q.Admit(ctx, it)} }()
+	waitFor(t, func() bool { return q.Len() > before }, "item queued")
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func recv(t *testing.T, ch <-chan result) result {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Admit returned")
+		return result{}
+	}
+}
+
+func noResult(t *testing.T, ch <-chan result) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		t.Fatalf("%s returned early: %v", r.name, r.err)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+func TestAdmitImmediate(t *testing.T) {
+	s := &slots{free: 1}
+	q := NewQueue(Options{Pool: "t-immediate"}, s.take)
+	if err := q.Admit(context.Background(), item("a", 0)); err != nil || s.inFlight != 1 || q.Len() != 0 {
+		t.Fatalf("admit: %v, in flight %d, len %d", err, s.inFlight, q.Len())
+	}
+}
+
+func TestAdmitWaitsForNotify(t *testing.T) {
+	s := &slots{}
+	q := NewQueue(Options{Pool: "t-notify"}, s.take)
+	out := make(chan result, 1)
+	admitAsync(t, context.Background(), q, item("a", 0), out)
+	q.Notify() // nothing freed yet
+	noResult(t, out)
+	s.put(1)
+	q.Notify()
+	if r := recv(t, out); r.err != nil || q.Len() != 0 {
+		t.Fatalf("admit after notify: %v, len %d", r.err, q.Len())
+	}
+	if got := gauge(t, telemetry.QueuePendingRequests, "t-notify"); got != 0 {
+		t.Fatalf("pending gauge %v after dispatch", got)
+	}
+}
+
+func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
+	s := &slots{}
+	q := NewQueue(Options{Pool: "t-order"}, s.take)
+	out := make(chan result, 8)
+	for _, it := range []*Item{item("low", 0), item("high1", 5), item("mid", 2), item("high2", 5)} {
+		admitAsync(t, context.Background(), q, it, out)
+	}
+	if got := gauge(t, telemetry.QueuePendingRequests, "t-order"); got != 4 {
+		t.Fatalf("pending gauge %v, want 4", got)
+	}
+	var order []string
+	for range 4 {
+		s.put(1)
+		q.Notify()
+		order = append(order, recv(t, out).name)
+	}
+	if got := names2(order); got != "high1,high2,mid,low" {
+		t.Fatalf("dispatch order %s", got)
+	}
+
+	// "blocked" (higher priority) cannot go anywhere; "free" can: free goes.
+	s.allow = func(it *Item) bool { return it.Value != "blocked" }
+	admitAsync(t, context.Background(), q, item("blocked", 9), out)
+	s.put(1)
+	if err := q.Admit(context.Background(), item("free", 0)); err != nil {
+		t.Fatalf("free item behind a blocked one: %v", err)
+	}
+	noResult(t, out)
+	q.Close()
+	checkAPIErr(t, recv(t, out).err, http.StatusServiceUnavailable, apierr.TypeUnavailable, "shutting down")
+}
+
+func names2(s []string) string {
+	items := make([]*Item, len(s))
+	for i, n := range s {
+		items[i] = &Item{Value: n}
+	}
+	return names(items)
+}
+
+func TestQueueFullAndShed(t *testing.T) {
+	q := NewQueue(Options{Pool: "t-full", MaxLength: 2}, func(*Item) bool { return false })
+	out := make(chan result, 4)
+	admitAsync(t, context.Background(), q, item("normal", 0), out)
+	admitAsync(t, context.Background(), q, item("sheddable", -1), out)
+
+	err := q.Admit(context.Background(), item("late", -1)) // not above the sheddable one
+	checkAPIErr(t, err, http.StatusTooManyRequests, apierr.TypeQueueFull, "admission queue is full (2 requests)")
+
+	go func() { out <- result{"important", q.Admit(context.Background(), item("important", 3))} }()
+	r := recv(t, out)
+	if r.name != "sheddable" {
+		t.Fatalf("%s returned (%v), want the sheddable one shed", r.name, r.err)
+	}
+	checkAPIErr(t, r.err, http.StatusTooManyRequests, apierr.TypeShed, "(2 requests)")
+	if q.Len() != 2 {
+		t.Fatalf("len %d after shedding, want 2", q.Len())
+	}
+	q.Close()
+	recv(t, out)
+	recv(t, out)
+}
+
+func TestQueueTimeout(t *testing.T) {
+	q := NewQueue(Options{Pool: "t-timeout", MaxWait: 30 * time.Millisecond}, func(*Item) bool { return false })
+	start := time.Now()
+	err := q.Admit(context.Background(), &Item{Value: "a", ISLTokens: 100})
+	checkAPIErr(t, err, http.StatusTooManyRequests, apierr.TypeQueueTimeout, "30ms")
+	if waited := time.Since(start); waited < 30*time.Millisecond || q.Len() != 0 {
+		t.Fatalf("returned after %v with len %d", waited, q.Len())
+	}
+	if got := gauge(t, telemetry.QueuePendingISLTokens, "t-timeout"); got != 0 {
+		t.Fatalf("token gauge %v after timeout", got)
+	}
+}
+
+func TestAdmitCancel(t *testing.T) {
+	q := NewQueue(Options{Pool: "t-cancel"}, func(*Item) bool { return false })
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan result, 1)
+	admitAsync(t, ctx, q, item("a", 0), out)
+	cancel()
+	r := recv(t, out)
+	if !errors.Is(r.err, context.Canceled) || q.Len() != 0 {
+		t.Fatalf("cancel: %v, len %d", r.err, q.Len())
+	}
+	if err := q.Admit(ctx, item("b", 0)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("admit with a dead ctx: %v", err)
+	}
+}
+
+func TestClose(t *testing.T) {
+	q := NewQueue(Options{Pool: "t-close"}, func(*Item) bool { return false })
+	out := make(chan result, 3)
+	for _, n := range []string{"a", "b", "c"} {
+		admitAsync(t, context.Background(), q, item(n, 0), out)
+	}
+	q.Close()
+	for range 3 {
+		checkAPIErr(t, recv(t, out).err, http.StatusServiceUnavailable, apierr.TypeUnavailable, "shutting down")
+	}
+	checkAPIErr(t, q.Admit(context.Background(), item("d", 0)), http.StatusServiceUnavailable, apierr.TypeUnavailable, "")
+	q.Close() // idempotent
+	if q.Len() != 0 {
+		t.Fatalf("len %d after close", q.Len())
+	}
+}
+
+// TestConcurrentCapacity: many goroutines, a predicate that reserves slots,
+// workers that free them and notify. Never more in flight than capacity, and
+// everyone is eventually dispatched.
+func TestConcurrentCapacity(t *testing.T) {
+	const capacity, clients = 4, 200
+	s := &slots{free: capacity}
+	q := NewQueue(Options{Pool: "t-race"}, s.take)
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := q.Admit(ctx, &Item{Priority: i % 3, ISLTokens: i}); err != nil {
+				failed.Add(1)
+				return
+			}
+			time.Sleep(time.Duration(i%3) * 100 * time.Microsecond)
+			s.put(1)
+			q.Notify()
+		}()
+	}
+	// Extra notifiers hammer the coalescing path.
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				q.Notify()
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 0 || s.maxSeen > capacity || s.inFlight != 0 || q.Len() != 0 || q.PendingTokens() != 0 {
+		t.Fatalf("failed %d, max in flight %d (capacity %d), in flight %d, len %d",
+			failed.Load(), s.maxSeen, capacity, s.inFlight, q.Len())
+	}
+}
+
+func gauge(t *testing.T, v *prometheus.GaugeVec, pool string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := v.WithLabelValues(pool).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}
