@@ -1,0 +1,44 @@
+# kvpick — the two commands a new user runs: `make demo` and `make test`.
+GO      ?= go
+BIN     ?= bin
+PKGS    ?= ./...
+FUZZTIME ?= 20s
+
+.PHONY: all build test vet fmt-check demo bench bench-extproc bench-kvindex bench-request routebench fuzz e2e clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## test: every test, with the race detector (what CI runs)
+test: fmt-check vet
+	$(GO) mod download
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## demo: the product brief's scenario through routebench, then a live fleet on loopback
+demo: build
+	./hack/demo.sh
+
+## bench: decision-path and component benchmarks, then a routing comparison
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./pkg/...
+	$(BIN)/routebench -scenario brief -out out/bench || $(GO) run ./cmd/routebench -scenario brief -out out/bench
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	./hack/fuzz.sh $(FUZZTIME)
+
+## e2e: cross-process tests with real modelsim processes (slower)
+e2e: build
+	KVPICK_E2E=1 $(GO) test -count=1 -timeout 15m ./test/...
+
+clean:
+	rm -rf $(BIN) out

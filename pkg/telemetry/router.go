@@ -1,0 +1,65 @@
+package telemetry
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics of the decision path (pkg/router). All are safe for concurrent use.
+var (
+	// ActivePrefillTokens is, per endpoint, the uncached prompt tokens this picker sent that have no first token yet.
+	ActivePrefillTokens = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "endpoint_active_prefill_tokens",
+		Help: "Uncached prompt tokens routed to the endpoint whose first token has not been seen.",
+	}, []string{"endpoint"}))
+	// ActiveDecodeBlocks is, per endpoint, the KV blocks held by requests this picker has in flight there.
+	ActiveDecodeBlocks = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "endpoint_active_decode_blocks",
+		Help: "KV blocks (prompt and output) held by requests in flight on the endpoint.",
+	}, []string{"endpoint"}))
+	// ActiveRequests is, per endpoint, the requests this picker has in flight there.
+	ActiveRequests = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "endpoint_active_requests",
+		Help: "Requests routed to the endpoint and not yet finished, as accounted by this picker.",
+	}, []string{"endpoint"}))
+	// KVHitRatio is the share of a request's prompt blocks the chosen endpoint already held (per the active index).
+	KVHitRatio = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "kv_hit_ratio",
+		Help:    "Matched prompt blocks / prompt blocks on the chosen endpoint, per the active observation path.",
+		Buckets: []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 1},
+	}, []string{"pool", "observation"}))
+	// EngineCachedRatio is the share of prompt tokens the engine itself reported as cached (usage.cached_tokens).
+	EngineCachedRatio = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "engine_cached_token_ratio",
+		Help:    "prompt_tokens_details.cached_tokens / prompt_tokens as reported by the engine in response usage.",
+		Buckets: []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 1},
+	}, []string{"pool"}))
+	// DecisionStage is the time spent in each stage of a decision.
+	DecisionStage = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "decision_stage_duration_seconds",
+		Help:    "Time per decision stage: tokenize, hash, lookup (index), score (filters, scorers, picker), queue.",
+		Buckets: prometheus.ExponentialBuckets(1e-6, 2.5, 16), // 1µs .. ~0.9s
+	}, []string{"stage"}))
+	// Rejections counts requests the router refused, by reason (the apierr type).
+	Rejections = must(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "router_rejections_total",
+		Help: "Requests the router refused, by reason: no_endpoints, unknown_model, overloaded, queue_full, queue_timeout, request_shed, bad_override, ...",
+	}, []string{"reason"}))
+	// ObservationPath is 1 for the KV observation path in use (predicted or events) per pool.
+	ObservationPath = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "kv_observation_path",
+		Help: "1 for the KV-cache observation path in use: predicted (own decisions, TTL) or events (engine KV events).",
+	}, []string{"pool", "path"}))
+	// EventsSilent is 1 while the events path is configured but no event has arrived recently.
+	EventsSilent = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "kv_events_silent",
+		Help: "1 when kv.observation is events but no KV event batch arrived in the last minute: kv routing is then load-only.",
+	}, []string{"pool"}))
+	// TokenizerInfo names the tokenizer and whether it is exact.
+	TokenizerInfo = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "tokenizer_info",
+		Help: "1 for the tokenizer in use; exact=false means block hashes approximate the engine's tokens.",
+	}, []string{"name", "exact"}))
+	// SessionPins is the number of live session pins.
+	SessionPins = must(prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "session_pins",
+		Help: "Sessions currently pinned to an endpoint.",
+	}))
+)
