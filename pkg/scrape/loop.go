@@ -72,8 +72,11 @@ func (s *Scraper) attempt(ctx context.Context, lp *loop) {
 
 func observeAttempt(t Target, d time.Duration, err error) {
 	engine := string(t.Engine)
-	if engine == "" {
+	switch {
+	case engine == "":
 		engine = string(EngineVLLM)
+	case !ValidEngine(t.Engine):
+		engine = "unknown" // keep the label set bounded
 	}
 	result := "ok"
 	if err != nil {

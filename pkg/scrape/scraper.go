@@ -80,6 +80,9 @@ func (s *Scraper) attach(want map[string]Target) {
 		if _, ok := s.loops[key]; ok {
 			continue
 		}
+		if !ValidEngine(t.Engine) {
+			s.log.Info("unknown engine type: every scrape of this endpoint will fail", "endpoint", key, "engine", t.Engine)
+		}
 		lp := &loop{target: t}
 		s.loops[key] = lp
 		if s.ctx != nil && !s.stopped {
