@@ -73,9 +73,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func newServer(ctx context.Context, o options) (*server, error) {
 	v := newVocab()
 	var publish func(time.Time, []engineEvent)
+	var kp *kvPublisher
 	if o.kvEndpoint != "" {
-		kp, err := newKVPublisher(ctx, o)
-		if err != nil {
+		var err error
+		if kp, err = newKVPublisher(ctx, o); err != nil {
 			return nil, err
 		}
 		go func() { <-ctx.Done(); kp.pub.Close() }() //nolint:errcheck
@@ -85,7 +86,7 @@ func newServer(ctx context.Context, o options) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{model: o.model, loras: o.loraNames(), run: rn, vocab: v,
+	s := &server{model: o.model, loras: o.loraNames(), run: rn, vocab: v, kv: kp,
 		faults: newFaults(o.engine.Seed, o.jitter, o.failFraction, o.failStatus), maxLen: maxModelLen(o)}
 	s.registry, s.ttft = newMetrics(o.metricsStyle, o.model, rn.statsView)
 	return s, nil

@@ -26,6 +26,7 @@ type server struct {
 	model    string
 	loras    map[string]bool
 	run      *runner
+	kv       *kvPublisher // nil when KV events are off
 	vocab    *vocab
 	faults   *faults
 	ttft     prometheus.Observer
