@@ -1,0 +1,122 @@
+package kvevents
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+)
+
+// onMessage handles one live [topic, seq, payload] message: it recovers any
+// gap before it, then delivers it unless replay already has.
+func (s *Subscriber) onMessage(ctx context.Context, frames [][]byte) {
+	if len(frames) != 3 || len(frames[1]) != 8 {
+		s.decodeError("unexpected frame layout", nil, "frames", len(frames))
+		return
+	}
+	seq := binary.BigEndian.Uint64(frames[1])
+	s.beforeLive(ctx, seq)
+	s.fresh = false
+	if s.have && seq <= s.last {
+		s.update(func(st *SubscriberStats) { st.Duplicates++ })
+		return
+	}
+	s.deliver(seq, frames[2], false)
+}
+
+// beforeLive brings tracking up to seq-1: catch-up on first contact, restart
+// detection, and gap recovery.
+func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
+	switch {
+	case !s.have:
+		// First contact: the engine may have been running for a while; its
+		// replay buffer is the best picture of its cache we can get.
+		s.recover(ctx, 0, seq, false)
+	case seq <= s.last && (seq == 0 || s.fresh):
+		// A continuing publisher never goes back, so this one restarted with an
+		// empty cache: say so, then catch up from its new stream's start.
+		s.restart(seq)
+		s.recover(ctx, 0, seq, false)
+	case seq > s.last+1:
+		s.update(func(st *SubscriberStats) { st.Gaps++ })
+		s.m.gaps.Inc()
+		s.log.Info("kv event sequence gap", "after", s.last, "got", seq, "missing", seq-s.last-1)
+		s.recover(ctx, s.last+1, seq, true)
+	}
+}
+
+func (s *Subscriber) restart(seq uint64) {
+	s.log.Info("kv event publisher restarted; clearing its blocks", "lastSeq", s.last, "newSeq", seq)
+	s.have, s.last = false, 0
+	s.update(func(st *SubscriberStats) { st.Restarts++; st.HaveSeq = false })
+	s.h.HandleBatch(s.opts.EndpointKey, Batch{
+		TS:     float64(time.Now().UnixNano()) / 1e9,
+		Events: []Event{AllBlocksCleared{}},
+	})
+}
+
+// recover delivers batches [from, upto) from the replay endpoint, in order and
+// at most once. What it cannot get is counted as missed when countMissed.
+func (s *Subscriber) recover(ctx context.Context, from, upto uint64, countMissed bool) {
+	if from >= upto {
+		return
+	}
+	next := from
+	err := s.fetchReplay(ctx, from, func(seq uint64, payload []byte) bool {
+		if seq >= upto {
+			return false
+		}
+		if seq < next {
+			return true // duplicate or out of order; already covered
+		}
+		if countMissed && seq > next {
+			s.missed(seq - next)
+		}
+		s.deliver(seq, payload, true)
+		next = seq + 1
+		return true
+	})
+	if err != nil {
+		s.log.V(1).Info("kv event replay unavailable", "from", from, "to", upto, "err", err)
+	}
+	if countMissed && next < upto {
+		s.missed(upto - next)
+	}
+}
+
+func (s *Subscriber) missed(n uint64) {
+	s.update(func(st *SubscriberStats) { st.Missed += n })
+	s.m.missed.Add(float64(n))
+}
+
+// deliver decodes one batch and hands it to the handler; a bad payload still
+// advances the sequence, since replaying it would not make it better.
+func (s *Subscriber) deliver(seq uint64, payload []byte, replayed bool) {
+	s.have, s.last = true, seq
+	s.update(func(st *SubscriberStats) { st.LastSeq, st.HaveSeq = seq, true })
+	b, err := Decode(payload)
+	if err != nil {
+		s.decodeError("bad payload", err, "seq", seq)
+		return
+	}
+	s.h.HandleBatch(s.opts.EndpointKey, b)
+	s.count(b, replayed)
+}
+
+func (s *Subscriber) count(b Batch, replayed bool) {
+	s.update(func(st *SubscriberStats) {
+		if replayed {
+			st.Replayed++
+		} else {
+			st.Received++
+		}
+		st.SkippedEvents += uint64(b.Skipped)
+		st.LastEventTime = time.Now()
+	})
+	s.m.observe(b, replayed)
+}
+
+func (s *Subscriber) decodeError(msg string, err error, kv ...any) {
+	s.update(func(st *SubscriberStats) { st.DecodeErrors++ })
+	s.m.decodeErrors.Inc()
+	s.log.V(1).Info("dropping kv event message: "+msg, append(kv, "err", err)...)
+}

@@ -1,0 +1,215 @@
+package kvevents
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+func TestPublisherSubscriberStream(t *testing.T) {
+	for _, enc := range []Encoding{EncodingArray, EncodingMap} {
+		t.Run(enc.String(), func(t *testing.T) {
+			p := newTestPublisher(t, PublisherOptions{Topic: "kv@pod-a", Encoding: enc})
+			rec := &recorder{}
+			s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), Topic: "kv@", EndpointKey: "10.0.0.1:8000"}, rec, testLog(t))
+			startSubscriber(t, s)
+			warmUp(t, p, s)
+			publishReal(t, p, 0, 50)
+			waitFor(t, "50 batches", 10*time.Second, func() bool { return len(rec.real()) == 50 })
+			if got := rec.real(); !reflect.DeepEqual(got, seqRange(0, 50)) {
+				t.Fatalf("delivered %v", got)
+			}
+			st := s.Stats()
+			if st.Gaps != 0 || st.Missed != 0 || st.DecodeErrors != 0 || !st.Connected || st.LastEventTime.IsZero() {
+				t.Fatalf("stats %+v", st)
+			}
+			rec.mu.Lock()
+			first := rec.got[len(rec.got)-1]
+			rec.mu.Unlock()
+			if first.key != "10.0.0.1:8000" || len(first.b.Events) != 1 {
+				t.Fatalf("last batch %+v", first)
+			}
+		})
+	}
+}
+
+func TestTopicFilter(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{Topic: "other"})
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), Topic: "kv"}, &recorder{}, testLog(t))
+	startSubscriber(t, s)
+	waitFor(t, "connection", 5*time.Second, func() bool { return s.Stats().Connected })
+	for i := 0; i < 20; i++ {
+		publishReal(t, p, i, 1)
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // give a wrongly delivered message time to show up
+	if st := s.Stats(); st.HaveSeq || st.Received != 0 {
+		t.Fatalf("received another topic: %+v", st)
+	}
+}
+
+func TestGapRecoveredThroughReplay(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0", Topic: "kv", DropFraction: 0.3, Seed: 7})
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, p, s)
+	publishReal(t, p, 0, 200)
+	// A dropped tail is only noticed when a later message arrives.
+	publishUntil(t, p, "200 batches", func(uint64) bool { return len(rec.real()) >= 200 })
+	if got := rec.real(); !reflect.DeepEqual(got, seqRange(0, 200)) {
+		t.Fatalf("delivered %d batches, want 0..199 exactly once in order: %v", len(got), got)
+	}
+	st := s.Stats()
+	if p.Dropped() == 0 || st.Gaps == 0 || st.Replayed == 0 || st.Missed != 0 {
+		t.Fatalf("dropped %d, stats %+v", p.Dropped(), st)
+	}
+}
+
+func TestGapWithoutReplayIsCounted(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{DropFraction: 0.5, Seed: 3})
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, p, s)
+	s0 := s.Stats()
+	publishReal(t, p, 0, 100)
+	publishUntil(t, p, "a probe past the real batches", func(uint64) bool {
+		return s.Stats().LastSeq > s0.LastSeq+100
+	})
+	st := s.Stats()
+	if st.Gaps == 0 || st.Missed == 0 || st.Replayed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if covered := (st.Received - s0.Received) + (st.Missed - s0.Missed); covered != st.LastSeq-s0.LastSeq {
+		t.Fatalf("received+missed = %d, want every sequence in (%d, %d]", covered, s0.LastSeq, st.LastSeq)
+	}
+	got := rec.real()
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("out of order: %v", got)
+		}
+	}
+}
+
+func TestPublisherRestart(t *testing.T) {
+	a := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	pubEP, replayEP := a.Endpoint(), a.ReplayEndpoint()
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: pubEP, ReplayEndpoint: replayEP, EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, a, s)
+	publishReal(t, a, 0, 60)
+	waitFor(t, "first stream", 10*time.Second, func() bool { return len(rec.real()) == 60 })
+	a.Close()
+
+	b := newTestPublisher(t, PublisherOptions{Endpoint: pubEP, ReplayEndpoint: replayEP})
+	publishUntil(t, b, "reconnect", func(uint64) bool { return s.Stats().Restarts == 1 })
+	publishReal(t, b, 100, 10)
+	waitFor(t, "second stream", 10*time.Second, func() bool { return len(rec.real()) == 70 })
+	want := append(seqRange(0, 60), seqRange(100, 10)...)
+	if got := rec.real(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("delivered %v", got)
+	}
+	if st := s.Stats(); st.Gaps != 0 || st.Missed != 0 || st.Restarts != 1 || rec.clears() != 1 {
+		t.Fatalf("clears %d, stats %+v", rec.clears(), st)
+	}
+}
+
+// TestReplayWireFormat talks to the replay ROUTER with a raw DEALER, as a
+// libzmq client would.
+func TestReplayWireFormat(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0", BufferSteps: 3})
+	var payloads [][]byte
+	for i := 0; i < 5; i++ {
+		b := Batch{TS: float64(i)}
+		if _, err := p.Publish(b); err != nil {
+			t.Fatal(err)
+		}
+		enc, _ := Encode(b, EncodingArray)
+		payloads = append(payloads, enc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d := zmq4.NewDealer(ctx)
+	defer d.Close()
+	if err := d.Dial(p.ReplayEndpoint()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Send(zmq4.NewMsgFrom([]byte{}, seqBytes(1))); err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{2, 3, 4} { // 1 has left the 3-batch buffer
+		msg, err := d.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][]byte{{}, seqBytes(seq), payloads[seq]}
+		if !reflect.DeepEqual(msg.Frames, want) {
+			t.Fatalf("seq %d: frames %x, want %x", seq, msg.Frames, want)
+		}
+	}
+	msg, err := d.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Frames) != 3 || int64(binary.BigEndian.Uint64(msg.Frames[1])) != -1 || len(msg.Frames[2]) != 0 {
+		t.Fatalf("end marker %x", msg.Frames)
+	}
+}
+
+func TestPublisherFrames(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{Topic: "t", Encoding: EncodingMap})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub := zmq4.NewSub(ctx)
+	defer sub.Close()
+	if err := sub.Dial(p.Endpoint()); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.SetOption(zmq4.OptionSubscribe, ""); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan zmq4.Msg, 1)
+	go func() {
+		m, _ := sub.Recv()
+		got <- m
+	}()
+	var msg zmq4.Msg
+	for i := 0; ; i++ {
+		if _, err := p.Publish(Batch{TS: 1}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case msg = <-got:
+		case <-time.After(20 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	want, _ := Encode(Batch{TS: 1}, EncodingMap)
+	if len(msg.Frames) != 3 || string(msg.Frames[0]) != "t" || len(msg.Frames[1]) != 8 || !bytes.Equal(msg.Frames[2], want) {
+		t.Fatalf("frames %x", msg.Frames)
+	}
+}
+
+func TestPublisherOptionsValidate(t *testing.T) {
+	cases := []PublisherOptions{
+		{},
+		{Endpoint: "tcp://127.0.0.1:0", DropFraction: 1},
+		{Endpoint: "tcp://127.0.0.1:0", BufferSteps: -1},
+		{Endpoint: "tcp://127.0.0.1:0", Encoding: 5},
+		{Endpoint: "nope://x"},
+	}
+	for _, o := range cases {
+		if p, err := NewPublisher(context.Background(), o); err == nil {
+			p.Close()
+			t.Errorf("NewPublisher(%+v) succeeded", o)
+		}
+	}
+}
