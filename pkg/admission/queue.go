@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
 )
 
 // Queue is the real-time admission queue around a Core: Admit blocks the
@@ -51,6 +53,7 @@ func (q *Queue) PendingTokens() int {
 // ctx ended meanwhile. Otherwise it returns a 429 *apierr.Error (queue_full,
 // request_shed, queue_timeout), a 503 *apierr.Error after Close, or ctx.Err()
 // wrapped when the caller went away — the item leaves the queue at once.
+// Misuse (nil item, item already queued) returns ErrNilItem or ErrAlreadyQueued.
 func (q *Queue) Admit(ctx context.Context, it *Item) error {
 	if it == nil {
 		return ErrNilItem
@@ -67,7 +70,7 @@ func (q *Queue) Admit(ctx context.Context, it *Item) error {
 	case err := <-wake:
 		return err
 	case <-ctx.Done():
-		return q.abandon(ctx, it)
+		return q.abandon(ctx, it, wake)
 	}
 }
 
@@ -83,15 +86,16 @@ func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
 	if q.core.Len() == 0 && q.canDispatch(it) {
 		return nil, true, nil
 	}
-	ch := make(chan error, 1)
-	it.wake = ch
 	now := time.Now()
 	evicted, err := q.core.Push(it, now)
 	if err != nil {
-		it.wake = nil
-		q.m.rejected(reasonFull)
+		if apierr.As(err).Type == apierr.TypeQueueFull {
+			q.m.rejected(reasonFull)
+		}
 		return nil, true, err
 	}
+	ch := make(chan error, 1)
+	it.wake = ch
 	// Publish the length before releasing: a Notify that saw an empty queue
 	// must then be ordered before this Release's reads of the caller's state.
 	q.publish()
@@ -106,7 +110,7 @@ func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
 // abandon handles ctx ending while it waits. If it already left the queue
 // (dispatched, expired, shed, closed) that answer stands: it is already in the
 // channel, sent under the lock.
-func (q *Queue) abandon(ctx context.Context, it *Item) error {
+func (q *Queue) abandon(ctx context.Context, it *Item, wake <-chan error) error {
 	q.mu.Lock()
 	removed := q.core.Remove(it)
 	if removed {
@@ -116,7 +120,7 @@ func (q *Queue) abandon(ctx context.Context, it *Item) error {
 	}
 	q.mu.Unlock()
 	if !removed {
-		return <-it.wake
+		return <-wake
 	}
 	return fmt.Errorf("admission: caller gone while queued: %w", ctx.Err())
 }

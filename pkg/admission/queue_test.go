@@ -267,3 +267,46 @@ func gauge(t *testing.T, v *prometheus.GaugeVec, pool string) float64 {
 	}
 	return m.GetGauge().GetValue()
 }
+
+// TestCancelRacesDispatch: when cancel and dispatch race, Admit returns nil
+// exactly when the predicate reserved a slot for the item.
+func TestCancelRacesDispatch(t *testing.T) {
+	for i := range 200 {
+		s := &slots{}
+		q := NewQueue(Options{Pool: "t-cancel-race"}, s.take)
+		ctx, cancel := context.WithCancel(context.Background())
+		out := make(chan result, 1)
+		admitAsync(t, ctx, q, item("a", 0), out)
+		s.put(1)
+		go q.Notify()
+		if i%2 == 0 {
+			time.Sleep(time.Duration(i%7) * time.Microsecond)
+		}
+		cancel()
+		r := recv(t, out)
+		s.mu.Lock()
+		reserved := s.inFlight == 1
+		s.mu.Unlock()
+		if (r.err == nil) != reserved || (r.err != nil && !errors.Is(r.err, context.Canceled)) {
+			t.Fatalf("iteration %d: err %v but reserved %v", i, r.err, reserved)
+		}
+		if q.Len() != 0 {
+			t.Fatalf("iteration %d: len %d", i, q.Len())
+		}
+	}
+}
+
+func TestAdmitMisuse(t *testing.T) {
+	q := NewQueue(Options{Pool: "t-misuse"}, func(*Item) bool { return false })
+	if err := q.Admit(context.Background(), nil); !errors.Is(err, ErrNilItem) {
+		t.Fatalf("nil item: %v", err)
+	}
+	it := item("a", 0)
+	out := make(chan result, 1)
+	admitAsync(t, context.Background(), q, it, out)
+	if err := q.Admit(context.Background(), it); !errors.Is(err, ErrAlreadyQueued) {
+		t.Fatalf("same item twice: %v", err)
+	}
+	q.Close() // the first Admit must still be answered
+	checkAPIErr(t, recv(t, out).err, http.StatusServiceUnavailable, apierr.TypeUnavailable, "")
+}
