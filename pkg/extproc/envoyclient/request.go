@@ -1,0 +1,276 @@
+package envoyclient
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Protocol names (mirrors of pkg/extproc's; the client must not depend on the server).
+const (
+	headerDestination = "x-gateway-destination-endpoint"
+	metadataNamespace = "envoy.lb"
+	keyDestination    = "x-gateway-destination-endpoint"
+	keyServed         = "x-gateway-destination-endpoint-served"
+	subsetNamespace   = "envoy.lb.subset_hint"
+	subsetKey         = "x-gateway-destination-endpoint-subset"
+	maxChunk          = 62000
+)
+
+// ErrInvariant marks an answer that breaks the Endpoint Picker protocol.
+var ErrInvariant = errors.New("envoyclient: protocol invariant broken")
+
+func invariant(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvariant}, args...)...)
+}
+
+// routeStreamed sends headers and body chunks without waiting (as FULL_DUPLEX_STREAMED does) while reading the
+// headers answer and the echoed body.
+func (st *Stream) routeStreamed(req Request) (*Result, error) {
+	sent := make(chan error, 1)
+	go func() { sent <- st.sendRequest(req) }()
+	res, err := st.readStreamedDecision(req)
+	sendErr := <-sent
+	if err != nil {
+		return nil, err
+	}
+	if sendErr != nil && res.Status == 0 {
+		return nil, sendErr
+	}
+	return res, nil
+}
+
+// sendRequest writes the headers and the body chunks. A send failing with io.EOF means the picker ended the
+// stream (immediate response): not an error here.
+func (st *Stream) sendRequest(req Request) error {
+	if err := st.ps.Send(headersMessage(req)); err != nil {
+		return sendErr(err)
+	}
+	if req.Body == nil {
+		return nil
+	}
+	for _, chunk := range split(req.Body, req.ChunkSizes) {
+		if err := st.ps.Send(bodyMessage(false, chunk.data, chunk.last)); err != nil {
+			return sendErr(err)
+		}
+	}
+	return nil
+}
+
+func sendErr(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return fmt.Errorf("envoyclient: send: %w", err)
+}
+
+// readStreamedDecision reads the headers answer (or an immediate response), then the echoed body.
+func (st *Stream) readStreamedDecision(req Request) (*Result, error) {
+	msg, err := st.recv()
+	if err != nil {
+		return nil, err
+	}
+	if res, ok := immediateResult(msg); ok {
+		return res, nil
+	}
+	hr := msg.GetRequestHeaders()
+	if hr == nil {
+		return nil, invariant("expected the request headers answer, got %T", msg.GetResponse())
+	}
+	res, err := decisionResult(hr.GetResponse(), msg.GetDynamicMetadata())
+	if err != nil || req.Body == nil {
+		return res, err
+	}
+	return res, st.readEcho(req.Body, res)
+}
+
+// readEcho collects the streamed body answers until end_of_stream and checks them against the body sent.
+func (st *Stream) readEcho(body []byte, res *Result) error {
+	res.BodyEcho = make([]byte, 0, len(body))
+	for {
+		msg, err := st.recv()
+		if err != nil {
+			return err
+		}
+		sb := msg.GetRequestBody().GetResponse().GetBodyMutation().GetStreamedResponse()
+		if sb == nil {
+			return invariant("expected a streamed request body answer, got %T", msg.GetResponse())
+		}
+		if len(sb.GetBody()) > maxChunk {
+			return invariant("body chunk of %d bytes exceeds %d", len(sb.GetBody()), maxChunk)
+		}
+		res.BodyEcho = append(res.BodyEcho, sb.GetBody()...)
+		res.EchoChunkSizes = append(res.EchoChunkSizes, len(sb.GetBody()))
+		if sb.GetEndOfStream() {
+			break
+		}
+	}
+	if !bytes.Equal(res.BodyEcho, body) {
+		return invariant("body echo differs: sent %d bytes, got %d back", len(body), len(res.BodyEcho))
+	}
+	return nil
+}
+
+// routeBuffered sends the headers, waits for their answer, then sends the whole body and reads the decision from
+// the body answer (as BUFFERED mode does).
+func (st *Stream) routeBuffered(req Request) (*Result, error) {
+	if err := st.ps.Send(headersMessage(req)); err != nil {
+		return nil, fmt.Errorf("envoyclient: send: %w", err)
+	}
+	msg, err := st.recv()
+	if err != nil {
+		return nil, err
+	}
+	if res, ok := immediateResult(msg); ok {
+		return res, nil
+	}
+	if req.Body == nil {
+		return decisionResult(msg.GetRequestHeaders().GetResponse(), msg.GetDynamicMetadata())
+	}
+	if msg.GetRequestHeaders() == nil {
+		return nil, invariant("expected the request headers answer, got %T", msg.GetResponse())
+	}
+	if err := st.ps.Send(bodyMessage(false, req.Body, true)); err != nil {
+		return nil, fmt.Errorf("envoyclient: send: %w", err)
+	}
+	if msg, err = st.recv(); err != nil {
+		return nil, err
+	}
+	if res, ok := immediateResult(msg); ok {
+		return res, nil
+	}
+	if msg.GetRequestBody() == nil {
+		return nil, invariant("expected the request body answer, got %T", msg.GetResponse())
+	}
+	return decisionResult(msg.GetRequestBody().GetResponse(), msg.GetDynamicMetadata())
+}
+
+// decisionResult reads the decision and checks that header and metadata agree.
+func decisionResult(common *extprocv3.CommonResponse, md *structpb.Struct) (*Result, error) {
+	res := &Result{Headers: map[string]string{}, ClearRouteCache: common.GetClearRouteCache()}
+	for _, h := range common.GetHeaderMutation().GetSetHeaders() {
+		res.Headers[strings.ToLower(h.GetHeader().GetKey())] = headerValue(h.GetHeader())
+	}
+	res.Header = res.Headers[headerDestination]
+	res.Metadata = md.GetFields()[metadataNamespace].GetStructValue().GetFields()[keyDestination].GetStringValue()
+	if res.Header == "" {
+		return nil, invariant("no %s header in the decision", headerDestination)
+	}
+	if res.Header != res.Metadata {
+		return nil, invariant("header %q != metadata %q", res.Header, res.Metadata)
+	}
+	if !res.ClearRouteCache {
+		return nil, invariant("clear_route_cache not set")
+	}
+	res.Endpoints = strings.Split(res.Header, ",")
+	return res, nil
+}
+
+func immediateResult(msg *extprocv3.ProcessingResponse) (*Result, bool) {
+	ir := msg.GetImmediateResponse()
+	if ir == nil {
+		return nil, false
+	}
+	res := &Result{Status: int(ir.GetStatus().GetCode()), ImmediateBody: ir.GetBody(), Headers: map[string]string{}}
+	for _, h := range ir.GetHeaders().GetSetHeaders() {
+		res.Headers[strings.ToLower(h.GetHeader().GetKey())] = headerValue(h.GetHeader())
+	}
+	return res, true
+}
+
+func headerValue(h *corev3.HeaderValue) string {
+	if raw := h.GetRawValue(); len(raw) > 0 {
+		return string(raw)
+	}
+	return h.GetValue()
+}
+
+// headersMessage is the first message: request headers, protocol_config and the subset hint.
+func headersMessage(req Request) *extprocv3.ProcessingRequest {
+	mode := filterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	if req.Mode == Buffered {
+		mode = filterv3.ProcessingMode_BUFFERED
+	}
+	return &extprocv3.ProcessingRequest{
+		Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+			Headers: headerMap(requestHeaders(req)), EndOfStream: req.Body == nil}},
+		ProtocolConfig:  &extprocv3.ProtocolConfiguration{RequestBodyMode: mode, ResponseBodyMode: mode},
+		MetadataContext: subsetMetadata(req),
+	}
+}
+
+func requestHeaders(req Request) map[string]string {
+	method := req.Method
+	if method == "" {
+		method = "POST"
+	}
+	h := map[string]string{":method": method, ":path": req.Path, ":scheme": "http", ":authority": "gateway.local"}
+	if req.Body != nil {
+		h["content-type"] = "application/json"
+		h["content-length"] = strconv.Itoa(len(req.Body))
+	}
+	for k, v := range req.Headers {
+		h[strings.ToLower(k)] = v
+	}
+	return h
+}
+
+func headerMap(h map[string]string) *corev3.HeaderMap {
+	hm := &corev3.HeaderMap{Headers: make([]*corev3.HeaderValue, 0, len(h))}
+	for k, v := range h {
+		hm.Headers = append(hm.Headers, &corev3.HeaderValue{Key: k, RawValue: []byte(v)})
+	}
+	return hm
+}
+
+func subsetMetadata(req Request) *corev3.Metadata {
+	if !req.SubsetPresent {
+		return nil
+	}
+	vals := make([]*structpb.Value, len(req.Subset))
+	for i, s := range req.Subset {
+		vals[i] = structpb.NewStringValue(s)
+	}
+	list := structpb.NewListValue(&structpb.ListValue{Values: vals})
+	ns := &structpb.Struct{Fields: map[string]*structpb.Value{subsetKey: list}}
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{subsetNamespace: ns}}
+}
+
+func bodyMessage(response bool, data []byte, eos bool) *extprocv3.ProcessingRequest {
+	b := &extprocv3.HttpBody{Body: data, EndOfStream: eos}
+	if response {
+		return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: b}}
+	}
+	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: b}}
+}
+
+type chunk struct {
+	data []byte
+	last bool
+}
+
+// split cuts body by the plan (sizes cycled; nil or non-positive sizes = one chunk). An empty body is one empty
+// end-of-stream chunk.
+func split(body []byte, plan []int) []chunk {
+	if len(body) == 0 {
+		return []chunk{{data: body, last: true}}
+	}
+	var out []chunk
+	for off, i := 0, 0; off < len(body); i++ {
+		n := len(body) - off
+		if len(plan) > 0 && plan[i%len(plan)] > 0 {
+			n = min(n, plan[i%len(plan)])
+		}
+		out = append(out, chunk{data: body[off : off+n], last: off+n == len(body)})
+		off += n
+	}
+	return out
+}

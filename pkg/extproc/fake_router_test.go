@@ -1,0 +1,137 @@
+package extproc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/request"
+)
+
+// fakeRouter is an in-memory Router: round-robin over a fixed list, the subset hint honoured, with configurable
+// errors, blocking and fallbacks. Safe for concurrent use.
+type fakeRouter struct {
+	mu        sync.Mutex
+	endpoints []string
+	fallbacks int           // extra endpoints after the primary
+	headers   []HeaderValue // Decision.Headers
+	err       error         // returned by Route when set
+	block     bool          // Route waits for ctx
+	next      int
+	inputs    []RouteInput
+	decisions []*fakeDecision
+}
+
+func newFakeRouter(eps ...string) *fakeRouter { return &fakeRouter{endpoints: eps} }
+
+func (r *fakeRouter) Route(ctx context.Context, in *RouteInput) (Decision, error) {
+	r.mu.Lock()
+	r.inputs = append(r.inputs, *in)
+	block, err := r.block, r.err
+	r.mu.Unlock()
+	if block {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.pick(in)
+}
+
+func (r *fakeRouter) pick(in *RouteInput) (Decision, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cands := r.endpoints
+	if in.SubsetPresent {
+		cands = slices.DeleteFunc(slices.Clone(cands), func(ep string) bool { return !slices.Contains(in.Subset, ep) })
+	}
+	if len(cands) == 0 {
+		return nil, apierr.Unavailable("no eligible endpoint")
+	}
+	var eps []string
+	for i := 0; i <= min(r.fallbacks, len(cands)-1); i++ {
+		eps = append(eps, cands[(r.next+i)%len(cands)])
+	}
+	r.next++
+	d := &fakeDecision{eps: eps, headers: r.headers, done: make(chan struct{})}
+	r.decisions = append(r.decisions, d)
+	return d, nil
+}
+
+func (r *fakeRouter) lastInput() RouteInput {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.inputs) == 0 {
+		return RouteInput{}
+	}
+	return r.inputs[len(r.inputs)-1]
+}
+
+func (r *fakeRouter) allDecisions() []*fakeDecision {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.decisions)
+}
+
+func (r *fakeRouter) set(f func(r *fakeRouter)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r)
+}
+
+// fakeDecision records the lifecycle calls.
+type fakeDecision struct {
+	eps     []string
+	headers []HeaderValue
+	done    chan struct{} // closed by the first Done
+
+	mu sync.Mutex
+	st decisionState
+}
+
+type decisionState struct {
+	served     string
+	firstToken int
+	progress   int
+	usage      []request.Usage
+	doneCalls  int
+	doneErr    error
+}
+
+func (d *fakeDecision) Endpoints() []string    { return d.eps }
+func (d *fakeDecision) Headers() []HeaderValue { return d.headers }
+func (d *fakeDecision) Served(ep string)       { d.with(func(s *decisionState) { s.served = ep }) }
+func (d *fakeDecision) FirstToken()            { d.with(func(s *decisionState) { s.firstToken++ }) }
+func (d *fakeDecision) Progress(n int)         { d.with(func(s *decisionState) { s.progress = n }) }
+func (d *fakeDecision) Usage(u request.Usage) {
+	d.with(func(s *decisionState) { s.usage = append(s.usage, u) })
+}
+
+func (d *fakeDecision) Done(err error) {
+	d.with(func(s *decisionState) {
+		s.doneCalls++
+		if s.doneCalls == 1 {
+			s.doneErr = err
+			close(d.done)
+		}
+	})
+}
+
+func (d *fakeDecision) with(f func(s *decisionState)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f(&d.st)
+}
+
+func (d *fakeDecision) state() decisionState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.st
+	s.usage = slices.Clone(s.usage)
+	return s
+}
+
+var errBoom = errors.New("boom")

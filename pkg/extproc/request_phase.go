@@ -1,0 +1,164 @@
+package extproc
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/request"
+)
+
+// onRequestHeaders records the request line and headers. A body-less request is routed here; a request with a
+// body waits for it, except that unknown paths and declared oversize bodies are refused at once.
+func (st *stream) onRequestHeaders(h *extprocv3.HttpHeaders) error {
+	if st.gotHeaders {
+		return protocolError("request headers received twice")
+	}
+	st.gotHeaders = true
+	st.headers = headerMap(h.GetHeaders())
+	st.path = st.headers[":path"]
+	if p := st.headers[HeaderOriginalPath]; p != "" {
+		st.path = p
+	}
+	st.kind = request.KindForPath(stripQuery(st.path))
+	if st.kind == request.KindUnknown {
+		return st.reject(apierr.NotFound("unknown path %q", stripQuery(st.path)))
+	}
+	if h.GetEndOfStream() || st.reqMode == modeNone {
+		st.bodyDone = true
+		return st.routeHeadersOnly()
+	}
+	if n, err := strconv.ParseInt(st.headers["content-length"], 10, 64); err == nil && n > st.s.opts.MaxBodyBytes {
+		return st.reject(st.tooLarge())
+	}
+	if st.reqMode == modeBuffered {
+		st.headersAnswered = true
+		return st.send(headersContinue())
+	}
+	return nil // streamed: the headers response waits for the decision
+}
+
+// routeHeadersOnly routes a request without a body and answers in the headers response.
+func (st *stream) routeHeadersOnly() error {
+	if ok, err := st.route(nil); !ok {
+		return err
+	}
+	return st.send(st.decisionResponse(false, -1))
+}
+
+// onRequestBody accumulates the body (bounded by MaxBodyBytes) and routes at its end.
+func (st *stream) onRequestBody(b *extprocv3.HttpBody) error {
+	if !st.gotHeaders || st.bodyDone {
+		return protocolError("request body outside the request")
+	}
+	if int64(len(st.body))+int64(len(b.GetBody())) > st.s.opts.MaxBodyBytes {
+		return st.reject(st.tooLarge())
+	}
+	st.appendBody(b.GetBody())
+	if b.GetEndOfStream() {
+		return st.finishBody(true)
+	}
+	if st.headersAnswered { // non-duplex modes expect an answer per chunk
+		return st.send(bodyContinue())
+	}
+	return nil
+}
+
+// appendBody grows the buffer once to the declared content length when there is one.
+func (st *stream) appendBody(chunk []byte) {
+	if st.body == nil {
+		n, _ := strconv.Atoi(st.headers["content-length"])
+		if n > len(chunk) && int64(n) <= st.s.opts.MaxBodyBytes {
+			st.body = make([]byte, 0, n)
+		}
+	}
+	st.body = append(st.body, chunk...)
+}
+
+// onRequestTrailers ends the body when trailers close the request, then passes the trailers through.
+func (st *stream) onRequestTrailers() error {
+	if !st.gotHeaders {
+		return protocolError("request trailers before headers")
+	}
+	if !st.bodyDone {
+		if err := st.finishBody(false); err != nil || st.closed {
+			return err
+		}
+	}
+	return st.send(&extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestTrailers{
+		RequestTrailers: &extprocv3.TrailersResponse{}}})
+}
+
+// finishBody parses and routes the complete body, then answers: in streamed mode the headers response followed by
+// the body echoed in chunks; in buffered mode a body response carrying the decision.
+func (st *stream) finishBody(eos bool) error {
+	st.bodyDone = true
+	req, err := request.Parse(st.kind, st.body)
+	if err != nil {
+		return st.reject(err)
+	}
+	if ok, err := st.route(req); !ok {
+		return err
+	}
+	if st.headersAnswered {
+		return st.send(st.decisionResponse(true, -1))
+	}
+	if err := st.send(st.decisionResponse(false, len(st.body))); err != nil {
+		return err
+	}
+	return st.echoBody(eos)
+}
+
+// echoBody returns the body to the proxy in chunks of at most ChunkBytes.
+func (st *stream) echoBody(eos bool) error {
+	size := st.s.opts.ChunkBytes
+	if len(st.body) == 0 && eos {
+		return st.send(streamedBody(true, nil, true))
+	}
+	for off := 0; off < len(st.body); off += size {
+		end := min(off+size, len(st.body))
+		if err := st.send(streamedBody(true, st.body[off:end], eos && end == len(st.body))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reject answers with an immediate response built from err and ends the exchange.
+func (st *stream) reject(err error) error {
+	code, body := apierr.Response(err)
+	st.closed, st.ended = true, true
+	countRequest("", st.s.opts.Mode, outcomeRejected, code)
+	st.logReject(code, err)
+	return st.send(immediate(code, body, apierr.As(err).Type))
+}
+
+func (st *stream) tooLarge() error {
+	return apierr.New(http.StatusRequestEntityTooLarge, apierr.TypeTooLarge,
+		"request body exceeds the limit of %d bytes", st.s.opts.MaxBodyBytes)
+}
+
+// headerMap flattens Envoy's header list: lower-case names, raw values preferred.
+func headerMap(hm *corev3.HeaderMap) map[string]string {
+	hs := hm.GetHeaders()
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		v := h.GetValue()
+		if raw := h.GetRawValue(); len(raw) > 0 {
+			v = string(raw)
+		}
+		m[strings.ToLower(h.GetKey())] = v
+	}
+	return m
+}
+
+func stripQuery(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		return p[:i]
+	}
+	return p
+}

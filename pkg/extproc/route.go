@@ -1,0 +1,87 @@
+package extproc
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// route asks the Router for a decision. ok is false when there is none: then either the request was rejected
+// (err is the send error, usually nil) or the stream's context ended (err says so).
+func (st *stream) route(req *request.Request) (ok bool, err error) {
+	in := &RouteInput{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
+	t0 := time.Now()
+	dec, err := st.s.router.Route(st.ctx, in)
+	st.decidedAt = time.Now()
+	telemetry.ExtprocDecisionDuration.WithLabelValues(st.s.opts.Mode).Observe(st.decidedAt.Sub(t0).Seconds())
+	if err != nil {
+		if ctxErr := st.ctx.Err(); ctxErr != nil {
+			st.abort(ctxErr)
+			return false, fmt.Errorf("route: %w", ctxErr)
+		}
+		return false, st.reject(err)
+	}
+	if dec == nil || len(dec.Endpoints()) == 0 {
+		if dec != nil {
+			dec.Done(errors.New("decision without endpoints"))
+		}
+		return false, st.reject(apierr.Unavailable("no endpoint available"))
+	}
+	st.accept(dec, req)
+	return true, nil
+}
+
+// accept records the decision for the response path and the metrics.
+func (st *stream) accept(dec Decision, req *request.Request) {
+	st.dec = dec
+	if req != nil {
+		st.model = req.Model
+	}
+	st.endpoint = dec.Endpoints()[0]
+	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Inc()
+	if log := st.s.opts.Log.V(1); log.Enabled() {
+		log.Info("routed", "path", stripQuery(st.path), "model", st.model, "endpoints", dec.Endpoints(),
+			"subset", len(st.subset), "subsetHint", st.subsetPresent, "bodyBytes", len(st.body),
+			"decision", st.decidedAt.Sub(st.start))
+	}
+}
+
+func (st *stream) logReject(code int, err error) {
+	if log := st.s.opts.Log.V(1); log.Enabled() {
+		log.Info("rejected", "path", stripQuery(st.path), "status", code, "reason", err.Error())
+	}
+}
+
+// served moves the in-flight count to the endpoint the proxy reports as used and tells the Decision.
+func (st *stream) served(ep string) {
+	if st.dec == nil || st.ended || st.resp.servedSeen || ep == "" {
+		return
+	}
+	st.resp.servedSeen = true
+	if ep != st.endpoint {
+		telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Dec()
+		telemetry.ExtprocEndpointInflight.WithLabelValues(ep).Inc()
+		st.endpoint = ep
+	}
+	st.dec.Served(ep)
+}
+
+// finish ends a routed request exactly once: Decision.Done, metrics.
+func (st *stream) finish(err error, outcome string, code int) {
+	if st.ended || st.dec == nil {
+		return
+	}
+	st.ended = true
+	st.dec.Done(err)
+	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Dec()
+	countRequest(st.model, st.s.opts.Mode, outcome, code)
+	telemetry.ExtprocRequestDuration.WithLabelValues(st.model).Observe(time.Since(st.start).Seconds())
+}
+
+// destination is the header/metadata value: the ordered endpoint list, comma-joined.
+func (st *stream) destination() string { return strings.Join(st.dec.Endpoints(), ",") }

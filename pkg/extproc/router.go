@@ -1,0 +1,40 @@
+// Package extproc is kvpick's Envoy ext_proc v3 server: it reads each HTTP
+// request's headers and body from the gateway, asks a Router where the request
+// goes, answers with the destination header and envoy.lb metadata, and follows
+// the response for the request's lifecycle (first token, usage, end).
+package extproc
+
+import (
+	"context"
+
+	"github.com/kvpick/kvpick/pkg/request"
+)
+
+// Router decides where a request goes. Route may block (admission queue) until ctx is done.
+type Router interface {
+	Route(ctx context.Context, in *RouteInput) (Decision, error) // errors: *apierr.Error (status + type) or other (500)
+}
+
+// RouteInput is what the server hands the Router for one request.
+type RouteInput struct {
+	Request       *request.Request  // nil for a body-less request (e.g. GET /v1/models)
+	Path          string            // from :path, or x-original-path when present
+	Headers       map[string]string // lower-case names, includes pseudo headers; values as raw strings
+	Subset        []string          // ip:port list from envoy.lb.subset_hint / x-gateway-destination-endpoint-subset
+	SubsetPresent bool              // the hint was present (an empty present list means: answer 503)
+}
+
+// Decision is one routing outcome and the lifecycle hooks of the request it routed. Methods are called from the
+// request's stream goroutine; Done is called exactly once (on success, error or client cancellation).
+type Decision interface {
+	Endpoints() []string           // ordered ip:port list, primary first, then fallbacks; never empty
+	Headers() []HeaderValue        // extra request headers to set (e.g. x-worker-instance-id, x-dp-rank); may be nil
+	Served(endpoint string)        // the endpoint the proxy reports as actually used
+	FirstToken()                   // first generated output observed (prefill done)
+	Progress(completionTokens int) // output tokens seen so far (approximate; from SSE chunks)
+	Usage(u request.Usage)         // usage block seen in the response
+	Done(err error)                // end of response (nil) or failure/cancel (non-nil)
+}
+
+// HeaderValue is one request header the Decision wants set.
+type HeaderValue struct{ Key, Value string }
