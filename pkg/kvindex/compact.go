@@ -65,8 +65,9 @@ func (ep *endpoint) trimEngine() {
 func (ep *endpoint) clearAll(s *shards) int {
 	n := len(ep.blocks)
 	for h := range ep.blocks {
-		s.remove(h, ep.id)
+		ep.ops = append(ep.ops, op{h: h, del: true})
 	}
+	ep.flush(s)
 	ep.blocks = make(map[uint64]uint64)
 	ep.engine = make(map[uint64]uint64)
 	ep.log, ep.head, ep.recs, ep.rhead = nil, 0, nil, 0

@@ -32,6 +32,9 @@ type endpoint struct {
 	observed, predicted int
 	evictions, expired  uint64
 	scratch             []uint64
+	// ops queues shard changes; flush applies them grouped by shard before
+	// ep.mu is released, so shard state follows endpoint state in order.
+	ops, opbuf []op
 }
 
 type logItem struct{ hash, touch uint64 }
@@ -47,7 +50,7 @@ func newEndpoint(name string, id uint32) *endpoint {
 
 // upsert touches block h, recording it as held (observed claims never
 // expire and stay observed). Callers hold ep.mu.
-func (ep *endpoint) upsert(s *shards, h uint64, exp int64, observed bool) {
+func (ep *endpoint) upsert(h uint64, exp int64, observed bool) {
 	ep.clock++
 	old, had := ep.blocks[h]
 	wasObs := had && old&1 == 1
@@ -69,11 +72,11 @@ func (ep *endpoint) upsert(s *shards, h uint64, exp int64, observed bool) {
 	if obs {
 		exp = never
 	}
-	s.add(h, ep.id, exp)
+	ep.ops = append(ep.ops, op{h: h, exp: exp})
 }
 
 // drop forgets block h. Callers hold ep.mu.
-func (ep *endpoint) drop(s *shards, h uint64) bool {
+func (ep *endpoint) drop(h uint64) bool {
 	v, ok := ep.blocks[h]
 	if !ok {
 		return false
@@ -84,7 +87,7 @@ func (ep *endpoint) drop(s *shards, h uint64) bool {
 	} else {
 		ep.predicted--
 	}
-	s.remove(h, ep.id)
+	ep.ops = append(ep.ops, op{h: h, del: true})
 	return true
 }
 
@@ -96,7 +99,7 @@ func (ep *endpoint) current(it logItem) (v uint64, ok bool) {
 
 // evict prunes least recently touched blocks down to target once the
 // endpoint holds more than limit. Returns the number evicted.
-func (ep *endpoint) evict(s *shards, limit, target int) int {
+func (ep *endpoint) evict(limit, target int) int {
 	if len(ep.blocks) <= limit {
 		return 0
 	}
@@ -104,7 +107,7 @@ func (ep *endpoint) evict(s *shards, limit, target int) int {
 	for len(ep.blocks) > target && ep.head < len(ep.log) {
 		it := ep.log[ep.head]
 		ep.head++
-		if _, ok := ep.current(it); ok && ep.drop(s, it.hash) {
+		if _, ok := ep.current(it); ok && ep.drop(it.hash) {
 			n++
 		}
 	}
@@ -113,7 +116,7 @@ func (ep *endpoint) evict(s *shards, limit, target int) int {
 }
 
 // expire drops predicted blocks whose TTL ran out by t (UnixNano).
-func (ep *endpoint) expire(s *shards, t int64) int {
+func (ep *endpoint) expire(t int64) int {
 	var w uint64
 	for ep.rhead < len(ep.recs) && ep.recs[ep.rhead].exp <= t {
 		w = ep.recs[ep.rhead].touch
@@ -131,10 +134,25 @@ func (ep *endpoint) expire(s *shards, t int64) int {
 			ep.blocks[it.hash] = ep.clock<<1 | 1
 			ep.log = append(ep.log, logItem{it.hash, ep.clock})
 		default:
-			ep.drop(s, it.hash)
+			ep.drop(it.hash)
 			n++
 		}
 	}
 	ep.expired += uint64(n)
 	return n
+}
+
+// maxKeptOps bounds the op buffers kept between calls.
+const maxKeptOps = 1 << 16
+
+// flush applies queued shard changes. Callers hold ep.mu.
+func (ep *endpoint) flush(s *shards) {
+	if len(ep.ops) == 0 {
+		return
+	}
+	ep.opbuf = s.apply(ep.id, ep.ops, ep.opbuf)
+	ep.ops = ep.ops[:0]
+	if cap(ep.ops) > maxKeptOps {
+		ep.ops, ep.opbuf = nil, nil
+	}
 }

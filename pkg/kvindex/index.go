@@ -78,10 +78,10 @@ func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time)
 	if ep.dead {
 		return
 	}
-	ep.expire(ix.s, t)
+	ep.expire(t)
 	exp := t + int64(ix.opts.PredictedTTL)
 	for i := len(chain) - 1; i >= 0; i-- {
-		ep.upsert(ix.s, chain[i], exp, false)
+		ep.upsert(chain[i], exp, false)
 	}
 	ep.recs = append(ep.recs, expRec{ep.clock, exp})
 	ix.settle(ep)
@@ -90,8 +90,9 @@ func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time)
 // settle enforces capacity and bounds bookkeeping. Callers hold ep.mu.
 func (ix *Index) settle(ep *endpoint) {
 	limit := ix.limit(ep)
-	ep.evict(ix.s, limit, int(float64(limit)*ix.opts.PruneTarget))
+	ep.evict(limit, int(float64(limit)*ix.opts.PruneTarget))
 	ep.compact()
+	ep.flush(ix.s)
 }
 
 // ApplyStored applies an engine BlockStored event for endpoint. tokens must
@@ -124,7 +125,7 @@ func (ix *Index) ApplyStored(endpoint string, seed uint64, parent *uint64, engin
 	ep.scratch = BlockHashes(ep.scratch[:0], start, tokens[:n*blockSize], blockSize)
 	for i := n - 1; i >= 0; i-- {
 		ep.engine[engineHashes[i]] = ep.scratch[i]
-		ep.upsert(ix.s, ep.scratch[i], never, true)
+		ep.upsert(ep.scratch[i], never, true)
 	}
 	ix.settle(ep)
 	return nil
@@ -141,10 +142,11 @@ func (ix *Index) ApplyRemoved(endpoint string, engineHashes []uint64) {
 	for _, eh := range engineHashes {
 		if own, ok := ep.engine[eh]; ok {
 			delete(ep.engine, eh)
-			ep.drop(ix.s, own)
+			ep.drop(own)
 		}
 	}
 	ep.compact()
+	ep.flush(ix.s)
 }
 
 // ApplyCleared applies an engine AllBlocksCleared event: the endpoint holds
@@ -189,7 +191,7 @@ func (ix *Index) Expire(now time.Time) int {
 	t, n := now.UnixNano(), 0
 	for _, ep := range ix.reg.all() {
 		ep.mu.Lock()
-		n += ep.expire(ix.s, t)
+		n += ep.expire(t)
 		ep.compact()
 		ep.mu.Unlock()
 	}

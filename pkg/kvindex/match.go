@@ -8,12 +8,19 @@ import (
 // stackWords covers 256 endpoints without allocating the working sets.
 const stackWords = 4
 
+// Windows of the chain are looked up together, one lock per shard per
+// window; they double from firstWindow so a short match costs little.
+const (
+	firstWindow = 8
+	maxWindow   = 128
+)
+
 // Match appends to dst, for every endpoint holding at least chain[0] (with a
 // live claim at now), the number of leading blocks of chain it holds without
 // a hole. Order is arbitrary. It walks the chain once, intersecting the set of
 // still-matching endpoints with each block's holders, and stops when the set
-// is empty. It takes only shard read locks and allocates nothing beyond dst
-// for up to 256 interned endpoints.
+// is empty. It takes shard read locks only (once per shard per window) and
+// allocates nothing beyond dst for up to 256 interned endpoints.
 func (ix *Index) Match(chain []uint64, now time.Time, dst []Overlap) []Overlap {
 	if len(chain) == 0 {
 		return dst
@@ -21,22 +28,31 @@ func (ix *Index) Match(chain []uint64, now time.Time, dst []Overlap) []Overlap {
 	names := *ix.reg.names.Load()
 	nw := (len(names) + 63) / 64
 	var abuf, nbuf [stackWords]uint64
-	active, next := abuf[:], nbuf[:]
+	var mbuf [stackWords * maxWindow]uint64
+	active, next, masks := abuf[:], nbuf[:], mbuf[:]
 	if nw > stackWords {
-		active, next = make([]uint64, nw), make([]uint64, nw)
+		active, next, masks = make([]uint64, nw), make([]uint64, nw), make([]uint64, nw*maxWindow)
 	}
 	active, next = active[:nw], next[:nw]
 	for i := range active {
 		active[i] = ^uint64(0)
 	}
 	t := now.UnixNano()
-	for i, h := range chain {
-		more := ix.s.intersect(h, active, next, t)
-		dst = emit(dst, names, active, next, i)
-		if !more {
-			return dst
+	for pos, win := 0, firstWindow; pos < len(chain); pos, win = pos+win, min(2*win, maxWindow) {
+		hs := chain[pos:min(pos+win, len(chain))]
+		ix.s.gather(hs, active, masks, t)
+		for j := range hs {
+			more := false
+			for w := range next {
+				next[w] = active[w] & masks[j*nw+w]
+				more = more || next[w] != 0
+			}
+			dst = emit(dst, names, active, next, pos+j)
+			if !more {
+				return dst
+			}
+			active, next = next, active
 		}
-		active, next = next, active
 	}
 	return emit(dst, names, active, nil, len(chain))
 }

@@ -1,13 +1,17 @@
 package kvindex
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 )
 
-// shardBits sets the number of global shards (1<<shardBits). Readers take one
-// shard's read lock per block, so writers on other shards never block them.
-const shardBits = 6
+// shardBits sets the number of global shards (1<<shardBits). Readers and
+// writers both visit blocks grouped by shard and take each shard's lock once
+// per batch, so fewer, busier shards cost less than many lock round trips.
+const shardBits = 4
+
+const nShards = 1 << shardBits
 
 type shard struct {
 	mu sync.RWMutex
@@ -15,7 +19,7 @@ type shard struct {
 	_  [64 - (unsafe.Sizeof(sync.RWMutex{})+8)%64]byte // one shard per cache line
 }
 
-type shards [1 << shardBits]shard
+type shards [nShards]shard
 
 func newShards() *shards {
 	s := new(shards)
@@ -25,44 +29,94 @@ func newShards() *shards {
 	return s
 }
 
-// of picks a shard from the top bits: our hashes are already uniform.
-func (s *shards) of(h uint64) *shard { return &s[h>>(64-shardBits)] }
+// idx picks a shard from the top bits: our hashes are already uniform.
+func idx(h uint64) int { return int(h >> (64 - shardBits)) }
 
-// add records id as a holder of h with expiry exp.
-func (s *shards) add(h uint64, id uint32, exp int64) {
-	sh := s.of(h)
-	sh.mu.Lock()
-	e := sh.m[h]
-	e.add(id, exp)
-	sh.m[h] = e
-	sh.mu.Unlock()
+// op is one pending change of an endpoint's claim on a block.
+type op struct {
+	h   uint64
+	exp int64 // expiry of an add
+	del bool
 }
 
-// remove drops id as a holder of h, deleting the block when nobody holds it.
-func (s *shards) remove(h uint64, id uint32) {
-	sh := s.of(h)
-	sh.mu.Lock()
-	if e, ok := sh.m[h]; ok {
-		if e.remove(id) {
-			delete(sh.m, h)
-		} else {
-			sh.m[h] = e
+// apply runs ops for endpoint id, taking each shard's write lock once. Ops on
+// the same block keep their relative order. buf is scratch, returned for reuse.
+func (s *shards) apply(id uint32, ops, buf []op) []op {
+	var start [nShards + 1]int
+	for _, o := range ops {
+		start[idx(o.h)+1]++
+	}
+	for k := 1; k <= nShards; k++ {
+		start[k] += start[k-1]
+	}
+	buf = slices.Grow(buf[:0], len(ops))[:len(ops)]
+	pos := start
+	for _, o := range ops {
+		k := idx(o.h)
+		buf[pos[k]] = o
+		pos[k]++
+	}
+	for k := range s {
+		if start[k] < start[k+1] {
+			s[k].applyLocked(id, buf[start[k]:start[k+1]])
 		}
 	}
-	sh.mu.Unlock()
+	return buf
 }
 
-// intersect computes next = active ∩ live holders of h at t (see entry.intersect).
-func (s *shards) intersect(h uint64, active, next []uint64, t int64) bool {
-	sh := s.of(h)
-	sh.mu.RLock()
-	e, ok := sh.m[h]
-	found := ok && e.intersect(active, next, t)
-	sh.mu.RUnlock()
-	if !ok {
-		clear(next)
+func (sh *shard) applyLocked(id uint32, ops []op) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, o := range ops {
+		e, ok := sh.m[o.h]
+		switch {
+		case !o.del:
+			e.add(id, o.exp)
+			sh.m[o.h] = e
+		case !ok:
+		case e.remove(id):
+			delete(sh.m, o.h)
+		default:
+			sh.m[o.h] = e
+		}
 	}
-	return found
+}
+
+// gather sets masks[j*nw:(j+1)*nw] = active ∩ live holders of hs[j] at t for
+// every j (nw = len(active)), taking each shard's read lock once.
+// len(hs) must not exceed maxWindow.
+func (s *shards) gather(hs []uint64, active, masks []uint64, t int64) {
+	var start [nShards + 1]uint8
+	var order [maxWindow]uint8
+	for _, h := range hs {
+		start[idx(h)+1]++
+	}
+	for k := 1; k <= nShards; k++ {
+		start[k] += start[k-1]
+	}
+	pos := start
+	for j, h := range hs {
+		k := idx(h)
+		order[pos[k]] = uint8(j)
+		pos[k]++
+	}
+	nw := len(active)
+	for k := range s {
+		if start[k] == start[k+1] {
+			continue
+		}
+		sh := &s[k]
+		sh.mu.RLock()
+		for _, j := range order[start[k]:start[k+1]] {
+			mask := masks[int(j)*nw : int(j+1)*nw]
+			if e, ok := sh.m[hs[j]]; ok {
+				e.intersect(active, mask, t)
+			} else {
+				clear(mask)
+			}
+		}
+		sh.mu.RUnlock()
+	}
 }
 
 // blocks counts distinct blocks held by anyone.
