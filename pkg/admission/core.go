@@ -99,6 +99,20 @@ func (c *Core) Push(it *Item, now time.Time) (evicted *Item, err error) {
 	return evicted, nil
 }
 
+// Arrive is the arrival step Queue.Admit runs, for a simulator to mirror:
+// when nothing is queued and canDispatch(it) passes (reserving, see Release),
+// it is dispatched at once and never queued. Otherwise it is pushed as by Push
+// and the caller must then run Release(now, canDispatch), as Queue does, so an
+// arrival that can go although older items cannot is not held until the next
+// capacity change.
+func (c *Core) Arrive(it *Item, now time.Time, canDispatch func(*Item) bool) (dispatched bool, evicted *Item, err error) {
+	if it != nil && it.owner == nil && c.n == 0 && canDispatch != nil && canDispatch(it) {
+		return true, nil, nil
+	}
+	evicted, err = c.Push(it, now)
+	return false, evicted, err
+}
+
 // victim is the item a full queue sheds for an arrival of priority prio: the
 // newest of the lowest priority, if that priority is sheddable and below prio.
 func (c *Core) victim(prio int) *Item {

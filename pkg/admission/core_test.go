@@ -222,3 +222,22 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", o)
 	}
 }
+
+func TestArrive(t *testing.T) {
+	c := NewCore(Options{MaxLength: 1})
+	yes := func(*Item) bool { return true }
+	a, b, d := item("a", 0), item("b", 0), item("d", 0)
+	if went, ev, err := c.Arrive(a, t0, yes); !went || ev != nil || err != nil || a.Queued() {
+		t.Fatalf("empty queue, passing predicate: went %v ev %v err %v", went, ev, err)
+	}
+	if went, _, err := c.Arrive(b, t0, func(*Item) bool { return false }); went || err != nil || !b.Queued() {
+		t.Fatalf("blocked arrival not queued: went %v err %v", went, err)
+	}
+	// Something is queued: even a passing arrival queues (the caller then runs Release).
+	if went, _, err := c.Arrive(d, t0, yes); went || !isFull(err) {
+		t.Fatalf("arrival behind a queue: went %v err %v", went, err)
+	}
+	if went, _, err := c.Arrive(nil, t0, yes); went || !errors.Is(err, ErrNilItem) {
+		t.Fatalf("nil arrival: went %v err %v", went, err)
+	}
+}

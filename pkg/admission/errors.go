@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -34,4 +35,10 @@ func errShed(limit int) *apierr.Error {
 
 func errShutdown() *apierr.Error {
 	return apierr.Unavailable("endpoint picker is shutting down; the queued request was not dispatched")
+}
+
+// isFull reports whether err is the queue_full rejection (not a misuse error).
+func isFull(err error) bool {
+	var ae *apierr.Error
+	return errors.As(err, &ae) && ae.Type == apierr.TypeQueueFull
 }

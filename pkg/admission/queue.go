@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/kvpick/kvpick/pkg/apierr"
 )
 
 // Queue is the real-time admission queue around a Core: Admit blocks the
@@ -83,19 +81,23 @@ func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
 		q.m.rejected(reasonShutdown)
 		return nil, true, errShutdown()
 	}
-	if q.core.Len() == 0 && q.canDispatch(it) {
-		return nil, true, nil
-	}
 	now := time.Now()
-	evicted, err := q.core.Push(it, now)
-	if err != nil {
-		if apierr.As(err).Type == apierr.TypeQueueFull {
+	dispatched, evicted, err := q.core.Arrive(it, now, q.canDispatch)
+	if dispatched || err != nil {
+		if isFull(err) {
 			q.m.rejected(reasonFull)
 		}
 		return nil, true, err
 	}
 	ch := make(chan error, 1)
 	it.wake = ch
+	q.queued(now, evicted)
+	return ch, false, nil
+}
+
+// queued runs after a push: shed the evicted item, then release, since the
+// arrival may go now although the items before it cannot.
+func (q *Queue) queued(now time.Time, evicted *Item) {
 	// Publish the length before releasing: a Notify that saw an empty queue
 	// must then be ordered before this Release's reads of the caller's state.
 	q.publish()
@@ -104,7 +106,6 @@ func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
 	}
 	q.release(now)
 	q.arm()
-	return ch, false, nil
 }
 
 // abandon handles ctx ending while it waits. If it already left the queue
@@ -128,8 +129,10 @@ func (q *Queue) abandon(ctx context.Context, it *Item, wake <-chan error) error 
 // Notify tells the queue capacity may have freed (a prefill completed, a
 // request ended, load data changed) and re-runs the release. It returns at
 // once when nothing waits; concurrent calls coalesce into one run that
-// re-checks until no new notification arrived. Safe from any goroutine, but
-// not from inside canDispatch.
+// re-checks until no new notification arrived. The run calls canDispatch in
+// the calling goroutine, so call Notify after the capacity change and without
+// holding any lock canDispatch takes. Safe from any goroutine, but not from
+// inside canDispatch.
 func (q *Queue) Notify() {
 	if q.n.Load() == 0 {
 		return

@@ -110,6 +110,9 @@ func TestAdmitWaitsForNotify(t *testing.T) {
 	if got := gauge(t, telemetry.QueuePendingRequests, "t-notify"); got != 0 {
 		t.Fatalf("pending gauge %v after dispatch", got)
 	}
+	if got := counter(t, telemetry.QueueDispatchedTotal, "t-notify"); got != 1 {
+		t.Fatalf("dispatched counter %v, want 1", got)
+	}
 }
 
 func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
@@ -167,6 +170,11 @@ func TestQueueFullAndShed(t *testing.T) {
 		t.Fatalf("%s returned (%v), want the sheddable one shed", r.name, r.err)
 	}
 	checkAPIErr(t, r.err, http.StatusTooManyRequests, apierr.TypeShed, "(2 requests)")
+	for reason, want := range map[string]float64{"queue_full": 1, "request_shed": 1, "queue_timeout": 0} {
+		if got := counter(t, telemetry.QueueRejectionsTotal, "t-full", reason); got != want {
+			t.Errorf("rejections{reason=%s} = %v, want %v", reason, got, want)
+		}
+	}
 	if q.Len() != 2 {
 		t.Fatalf("len %d after shedding, want 2", q.Len())
 	}
@@ -309,4 +317,13 @@ func TestAdmitMisuse(t *testing.T) {
 	}
 	q.Close() // the first Admit must still be answered
 	checkAPIErr(t, recv(t, out).err, http.StatusServiceUnavailable, apierr.TypeUnavailable, "")
+}
+
+func counter(t *testing.T, v *prometheus.CounterVec, labels ...string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := v.WithLabelValues(labels...).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
