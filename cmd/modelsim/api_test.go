@@ -17,9 +17,9 @@ func TestStreamingCompletions(t *testing.T) {
 		name, path, body string
 		chat, usage      bool
 	}{
-		{"completions", "/v1/completions", `{"prompt":"tell me a story","max_tokens":5,"stream":true}`, false, false},
+		{"completions", "/v1/completions", `{"model":"modelsim","prompt":"tell me a story","max_tokens":5,"stream":true}`, false, false},
 		{"completions usage", "/v1/completions",
-			`{"prompt":"tell me a story","max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`, false, true},
+			`{"model":"modelsim","prompt":"tell me a story","max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`, false, true},
 		{"chat usage", "/v1/chat/completions", `{"model":"modelsim","messages":[{"role":"user","content":"hi there"}],` +
 			`"max_tokens":5,"stream":true,"stream_options":{"include_usage":true}}`, true, true},
 	}
@@ -82,7 +82,7 @@ func checkChunks(t *testing.T, evs []string, chat bool) {
 func TestUsageReportsCachedTokens(t *testing.T) {
 	url, _ := startServer(t)
 	prompt := strings.Repeat("the quick brown fox jumps over the lazy dog ", 20)
-	body := fmt.Sprintf(`{"prompt":%q,"max_tokens":2}`, prompt)
+	body := fmt.Sprintf(`{"model":"modelsim","prompt":%q,"max_tokens":2}`, prompt)
 	var usages []usageBody
 	for range 2 {
 		resp, data := post(t, url+"/v1/completions", body)
@@ -128,11 +128,11 @@ func TestErrors(t *testing.T) {
 		status                   int
 		typ, msg                 string
 	}{
-		{"not json", "POST", "/v1/completions", `{"prompt":`, 400, "invalid_request_error", "JSON"},
+		{"not json", "POST", "/v1/completions", `{"model":"modelsim","prompt":`, 400, "invalid_request_error", "JSON"},
 		{"no prompt", "POST", "/v1/completions", `{"model":"modelsim"}`, 400, "invalid_request_error", "prompt"},
 		{"no messages", "POST", "/v1/chat/completions", `{"model":"modelsim"}`, 400, "invalid_request_error", "messages"},
 		{"unknown model", "POST", "/v1/completions", `{"model":"gpt-9","prompt":"x"}`, 404, "not_found_error", "gpt-9"},
-		{"too long", "POST", "/v1/completions", `{"prompt":"x","max_tokens":100000000}`, 400, "invalid_request_error", "limit"},
+		{"too long", "POST", "/v1/completions", `{"model":"modelsim","prompt":"x","max_tokens":100000000}`, 400, "invalid_request_error", "limit"},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, "not_found_error", "/v2/nothing"},
 		{"wrong method", "GET", "/v1/completions", ``, 404, "not_found_error", "GET"},
 		{"tokenize bad", "POST", "/tokenize", `[1,2`, 400, "invalid_request_error", "JSON"},
@@ -164,7 +164,7 @@ func TestErrors(t *testing.T) {
 func TestInjectedFailures(t *testing.T) {
 	for _, status := range []int{500, 503} {
 		url, _ := startServer(t, "--fail-fraction", "1", "--fail-status", fmt.Sprint(status))
-		resp, data := post(t, url+"/v1/completions", `{"prompt":"x"}`)
+		resp, data := post(t, url+"/v1/completions", `{"model":"modelsim","prompt":"x"}`)
 		if resp.StatusCode != status || !strings.Contains(string(data), "injected") {
 			t.Fatalf("status %d body %s, want %d", resp.StatusCode, data, status)
 		}
@@ -184,11 +184,11 @@ func TestTokenizeAndRenderAgree(t *testing.T) {
 		t.Fatalf("tokenize %s, want %v", data, want)
 	}
 	var rc []renderedPrompt
-	_, data = post(t, url+"/v1/completions/render", fmt.Sprintf(`{"prompt":%q}`, text))
+	_, data = post(t, url+"/v1/completions/render", fmt.Sprintf(`{"model":"modelsim","prompt":%q}`, text))
 	if err := json.Unmarshal(data, &rc); err != nil || len(rc) != 1 || !slices.Equal(rc[0].TokenIDs, want) {
 		t.Fatalf("completions render %s", data)
 	}
-	chatBody := fmt.Sprintf(`{"messages":[{"role":"user","content":%q}]}`, text)
+	chatBody := fmt.Sprintf(`{"model":"modelsim","messages":[{"role":"user","content":%q}]}`, text)
 	var chatTok, chatRender struct {
 		Tokens   []uint32 `json:"tokens"`
 		TokenIDs []uint32 `json:"token_ids"`

@@ -96,3 +96,9 @@ func decodeChunk(t *testing.T, data string) chunk {
 	}
 	return c
 }
+
+func contextWithCancel() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}
+
+func newLoopbackServer(s *server) *httptest.Server { return httptest.NewServer(s.routes()) }

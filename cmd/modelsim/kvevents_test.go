@@ -45,7 +45,7 @@ func subscribe(t *testing.T, ctx context.Context, endpoint, topic string) <-chan
 				ch <- zmqMsg{bad: fmt.Sprintf("%q", m.Frames)}
 				continue
 			}
-			ch <- zmqMsg{binary.BigEndian.Uint64(m.Frames[1]), m.Frames[2]}
+			ch <- zmqMsg{seq: binary.BigEndian.Uint64(m.Frames[1]), payload: m.Frames[2]}
 		}
 	}()
 	return ch
@@ -125,7 +125,7 @@ func testKVEvents(t *testing.T, enc string) {
 	for i := range 10 {
 		p := fmt.Sprintf("request %d asks about the weather in city number %d today", i, i*7)
 		prompts = append(prompts, p)
-		if resp, data := post(t, url+"/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":3}`, p)); resp.StatusCode != http.StatusOK {
+		if resp, data := post(t, url+"/v1/completions", fmt.Sprintf(`{"model":"modelsim","prompt":%q,"max_tokens":3}`, p)); resp.StatusCode != http.StatusOK {
 			t.Fatalf("status %d: %s", resp.StatusCode, data)
 		}
 	}

@@ -37,7 +37,7 @@ func TestVLLMMetrics(t *testing.T) {
 	url, _ := startServer(t, "--model", "m", "--block-size", "8", "--num-gpu-blocks", "500", "--lora-adapters", "x",
 		"--max-loras", "2")
 	for range 2 {
-		post(t, url+"/v1/completions", `{"prompt":"one two three four five six seven eight nine ten eleven","max_tokens":2}`)
+		post(t, url+"/v1/completions", `{"model":"m","prompt":"one two three four five six seven eight nine ten eleven","max_tokens":2}`)
 	}
 	fams := scrape(t, url)
 	for _, name := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
