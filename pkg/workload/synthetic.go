@@ -1,0 +1,145 @@
+package workload
+
+import (
+	"fmt"
+	"time"
+)
+
+// Segment namespaces of the synthetic generators.
+const (
+	nsPrefix = iota + 100
+	nsSuffix
+	nsUnshared
+	nsSystem
+	nsTurn
+	nsDocument
+)
+
+// SharedPrefix is requests of which Share reuse one of Prefixes shared
+// prefixes (chosen uniformly) followed by a unique suffix; the rest carry an
+// unrelated prompt of UnsharedLen tokens.
+type SharedPrefix struct {
+	Requests    int
+	Prefixes    int
+	PrefixLen   int
+	SuffixLen   int
+	Share       float64
+	UnsharedLen int // default PrefixLen + SuffixLen
+	Output      int
+	Arrivals    Arrivals
+	Start       time.Duration
+	// Namespace separates this generator's segments from another's (e.g. two
+	// phases that must not share prefixes use different values).
+	Namespace uint64
+}
+
+// Generate builds the requests deterministically from seed.
+func (g SharedPrefix) Generate(seed int64) ([]Request, error) {
+	if err := g.validate(); err != nil {
+		return nil, err
+	}
+	rng := NewRand(seed, 1+g.Namespace)
+	times := g.Arrivals.Times(rng, g.Requests, g.Start)
+	unshared := g.UnsharedLen
+	if unshared <= 0 {
+		unshared = g.PrefixLen + g.SuffixLen
+	}
+	ns := g.Namespace * 1000
+	out := make([]Request, g.Requests)
+	for i := range out {
+		r := Request{Arrival: times[i], Output: g.Output}
+		if rng.Float64() < g.Share {
+			p := uint64(rng.IntN(g.Prefixes))
+			r.Class = "shared"
+			r.Segments = []Segment{{SegmentID(ns+nsPrefix, p), g.PrefixLen}, {SegmentID(ns+nsSuffix, uint64(i)), g.SuffixLen}}
+		} else {
+			r.Class = "unshared"
+			r.Segments = []Segment{{SegmentID(ns+nsUnshared, uint64(i)), unshared}}
+		}
+		r.Segments = dropEmpty(r.Segments)
+		out[i] = r
+	}
+	return out, nil
+}
+
+func (g SharedPrefix) validate() error {
+	if g.Requests < 0 || g.Prefixes <= 0 || g.PrefixLen < 0 || g.SuffixLen < 0 || g.PrefixLen+g.SuffixLen <= 0 ||
+		g.Output <= 0 || g.Share < 0 || g.Share > 1 || g.Arrivals.Rate <= 0 {
+		return fmt.Errorf("shared-prefix: invalid parameters %+v", g)
+	}
+	return nil
+}
+
+func dropEmpty(segs []Segment) []Segment {
+	out := segs[:0]
+	for _, s := range segs {
+		if s.Len > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// MultiTurn is chat sessions: each starts at an arrival of Arrivals and runs
+// Turns turns ThinkTime apart (open loop). Turn k's prompt is the shared
+// system prompt, every earlier user message and answer, then the new user
+// message, so each turn extends the previous turn's prefix.
+type MultiTurn struct {
+	Sessions  int
+	Turns     int
+	SystemLen int
+	UserLen   int
+	Output    int // answer length; earlier answers enter later prompts
+	ThinkTime time.Duration
+	Arrivals  Arrivals
+	Start     time.Duration
+}
+
+// Generate builds the requests deterministically from seed.
+func (g MultiTurn) Generate(seed int64) ([]Request, error) {
+	if g.Sessions < 0 || g.Turns <= 0 || g.SystemLen < 0 || g.UserLen <= 0 || g.Output <= 0 || g.Arrivals.Rate <= 0 || g.ThinkTime < 0 {
+		return nil, fmt.Errorf("multiturn: invalid parameters %+v", g)
+	}
+	rng := NewRand(seed, 2)
+	starts := g.Arrivals.Times(rng, g.Sessions, g.Start)
+	var out []Request
+	for s := range g.Sessions {
+		history := dropEmpty([]Segment{{SegmentID(nsSystem, 0), g.SystemLen}})
+		t := starts[s]
+		for k := range g.Turns {
+			turn := uint64(s)<<16 | uint64(k)
+			user := Segment{SegmentID(nsTurn, 2*turn), g.UserLen}
+			segs := append(append(make([]Segment, 0, len(history)+1), history...), user)
+			out = append(out, Request{Arrival: t, Segments: segs, Output: g.Output,
+				Session: fmt.Sprintf("session-%d", s), Class: "turn"})
+			history = append(segs, Segment{SegmentID(nsTurn, 2*turn+1), g.Output})
+			t += time.Duration((0.5 + rng.Float64()) * float64(g.ThinkTime))
+		}
+	}
+	return out, nil
+}
+
+// Burst is a long-document import: Documents unrelated prompts of DocLen
+// tokens arriving uniformly within Window from Start.
+type Burst struct {
+	Documents int
+	DocLen    int
+	Output    int
+	Start     time.Duration
+	Window    time.Duration
+}
+
+// Generate builds the requests deterministically from seed.
+func (g Burst) Generate(seed int64) ([]Request, error) {
+	if g.Documents < 0 || g.DocLen <= 0 || g.Output <= 0 || g.Window < 0 {
+		return nil, fmt.Errorf("burst: invalid parameters %+v", g)
+	}
+	rng := NewRand(seed, 3)
+	out := make([]Request, g.Documents)
+	for i := range out {
+		at := g.Start + time.Duration(rng.Float64()*float64(g.Window))
+		out[i] = Request{Arrival: at, Output: g.Output, Class: "import",
+			Segments: []Segment{{SegmentID(nsDocument, uint64(i)), g.DocLen}}}
+	}
+	return out, nil
+}

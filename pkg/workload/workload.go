@@ -1,0 +1,124 @@
+// Package workload describes request streams for routing benchmarks: a
+// request is an arrival time, a prompt made of deterministic token segments
+// (requests that share leading segments share a token prefix) and an output
+// length. Sources are the Mooncake trace format and synthetic generators
+// (shared-prefix groups, multi-turn sessions, long-document bursts) over
+// Poisson or bursty arrivals. Everything is deterministic for a seed.
+package workload
+
+import (
+	"sort"
+	"time"
+)
+
+// Segment is a run of Len deterministic tokens named by ID. Two segments with
+// the same ID expand to the same tokens (a shorter one to a prefix of them).
+type Segment struct {
+	ID  uint64
+	Len int
+}
+
+// Request is one request of a workload. Values are immutable once built.
+type Request struct {
+	// ID is the request's index in its workload, in arrival order.
+	ID int
+	// Arrival is the offset from the start of the run.
+	Arrival time.Duration
+	// Segments make up the prompt, in order.
+	Segments []Segment
+	// Output is the number of tokens to generate.
+	Output int
+	// Session is the session id (multi-turn); "" when none.
+	Session string
+	// Class labels the request's kind (e.g. "shared", "document") for breakdowns.
+	Class string
+}
+
+// InputLen is the prompt length in tokens.
+func (r *Request) InputLen() int {
+	n := 0
+	for _, s := range r.Segments {
+		n += s.Len
+	}
+	return n
+}
+
+// Workload is a request list in arrival order.
+type Workload struct {
+	Name     string
+	Requests []Request
+}
+
+// Merge combines workloads into one, ordered by arrival (stable: ties keep
+// the argument order), with IDs renumbered.
+func Merge(name string, parts ...[]Request) Workload {
+	var all []Request
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Arrival < all[j].Arrival })
+	for i := range all {
+		all[i].ID = i
+	}
+	return Workload{Name: name, Requests: all}
+}
+
+// Stats summarises a workload.
+type Stats struct {
+	Requests              int
+	Span                  time.Duration
+	MeanInput, MeanOutput float64
+	// PrefixUpperBound is the prefix-hit ratio an infinite single cache would
+	// reach: leading segments already seen in an earlier prompt, over all tokens.
+	PrefixUpperBound float64
+}
+
+// Stats computes the workload's summary.
+func (w Workload) Stats() Stats {
+	st := Stats{Requests: len(w.Requests)}
+	if len(w.Requests) == 0 {
+		return st
+	}
+	st.Span = w.Requests[len(w.Requests)-1].Arrival - w.Requests[0].Arrival
+	seen := newPrefixSet()
+	var in, out, hit int
+	for i := range w.Requests {
+		r := &w.Requests[i]
+		in += r.InputLen()
+		out += r.Output
+		hit += seen.matchAndAdd(r.Segments)
+	}
+	st.MeanInput = float64(in) / float64(len(w.Requests))
+	st.MeanOutput = float64(out) / float64(len(w.Requests))
+	if in > 0 {
+		st.PrefixUpperBound = float64(hit) / float64(in)
+	}
+	return st
+}
+
+// prefixSet remembers every segment-chain prefix seen.
+type prefixSet map[[2]uint64]int
+
+func newPrefixSet() prefixSet { return prefixSet{} }
+
+// matchAndAdd returns the tokens of segs's longest seen prefix (counting a
+// segment when an earlier prompt held the same chain up to it with at least
+// as many tokens) and records segs.
+func (p prefixSet) matchAndAdd(segs []Segment) int {
+	var parent uint64
+	hit, matching := 0, true
+	for _, s := range segs {
+		key := [2]uint64{parent, s.ID}
+		if n, ok := p[key]; matching && ok {
+			hit += min(n, s.Len)
+			matching = n >= s.Len
+		} else {
+			matching = false
+		}
+		if p[key] < s.Len {
+			p[key] = s.Len
+		}
+		parent = mix64(parent ^ s.ID)
+	}
+	return hit
+}

@@ -1,0 +1,195 @@
+package workload
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const miniTrace = `{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}
+{"timestamp": 500, "input_length": 700, "output_length": 3, "hash_ids": [0, 2]}
+
+{"timestamp": 1000, "input_length": 1200, "output_length": 0, "hash_ids": [3, 4]}
+`
+
+func TestParseMooncake(t *testing.T) {
+	w, err := ParseMooncake(strings.NewReader(miniTrace), TraceOptions{RateScale: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Requests) != 3 {
+		t.Fatalf("requests = %d, want 3", len(w.Requests))
+	}
+	x := NewExpander()
+	a, b, c := x.Tokens(&w.Requests[0]), x.Tokens(&w.Requests[1]), x.Tokens(&w.Requests[2])
+	if len(a) != 1000 || len(b) != 700 || len(c) != 1200 {
+		t.Fatalf("lengths %d %d %d, want 1000 700 1200", len(a), len(b), len(c))
+	}
+	if !reflect.DeepEqual(a[:512], b[:512]) {
+		t.Error("shared hash id 0 does not give a shared 512-token prefix")
+	}
+	if reflect.DeepEqual(a[512:700], b[512:700]) {
+		t.Error("different hash ids gave the same tokens")
+	}
+	if got := w.Requests[1].Arrival; got != 250*time.Millisecond {
+		t.Errorf("arrival with rate scale 2 = %v, want 250ms", got)
+	}
+	if w.Requests[2].Output != 1 {
+		t.Errorf("output 0 should become 1, got %d", w.Requests[2].Output)
+	}
+	// 1200 > 2 ids * 512: the extra 176 tokens are unique to the request.
+	if n := len(w.Requests[2].Segments); n != 3 {
+		t.Errorf("segments = %d, want 3", n)
+	}
+}
+
+func TestParseMooncakeErrors(t *testing.T) {
+	for _, in := range []string{
+		`{"timestamp": 0, "input_length": 0, "output_length": 1, "hash_ids": []}`,
+		`{"input_length": 10, "output_length": 1, "hash_ids": [1]}`,
+		`{"timestamp": -1, "input_length": 10, "output_length": 1, "hash_ids": [1]}`,
+		`not json`,
+	} {
+		if _, err := ParseMooncake(strings.NewReader(in), TraceOptions{}); err == nil {
+			t.Errorf("%q: want an error", in)
+		}
+	}
+}
+
+func TestMooncakeRepeatSharesNothing(t *testing.T) {
+	w, err := ParseMooncake(strings.NewReader(miniTrace), TraceOptions{Repeat: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Requests) != 6 {
+		t.Fatalf("requests = %d, want 6", len(w.Requests))
+	}
+	first, second := w.Requests[0], w.Requests[3]
+	if first.Segments[0].ID == second.Segments[0].ID {
+		t.Error("repeat reused hash ids")
+	}
+	if second.Arrival <= w.Requests[2].Arrival {
+		t.Errorf("repeat starts at %v, before the first pass ends (%v)", second.Arrival, w.Requests[2].Arrival)
+	}
+	if st := w.Stats(); math.Abs(st.PrefixUpperBound-512.0*2/5800) > 1e-9 {
+		t.Errorf("upper bound = %v, want %v", st.PrefixUpperBound, 512.0*2/5800)
+	}
+}
+
+func TestRealTraceStats(t *testing.T) {
+	w, err := LoadMooncake("/work/shared/traces/mooncake_synthetic_trace.jsonl", TraceOptions{})
+	if err != nil {
+		t.Skip("trace not available:", err)
+	}
+	st := w.Stats()
+	if st.Requests != 3993 || math.Abs(st.MeanInput-15325) > 5 || math.Abs(st.PrefixUpperBound-0.651) > 0.005 {
+		t.Errorf("stats %+v, want 3993 requests, mean input ~15325, upper bound ~0.651", st)
+	}
+}
+
+func TestSharedPrefix(t *testing.T) {
+	g := SharedPrefix{Requests: 2000, Prefixes: 4, PrefixLen: 100, SuffixLen: 10, Share: 0.75, Output: 8,
+		Arrivals: Arrivals{Rate: 50}}
+	a, err := g.Generate(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := g.Generate(7)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed gave different requests")
+	}
+	shared, prefixes := 0, map[uint64]bool{}
+	for _, r := range a {
+		if r.Class == "shared" {
+			shared++
+			prefixes[r.Segments[0].ID] = true
+		}
+	}
+	if frac := float64(shared) / 2000; math.Abs(frac-0.75) > 0.04 || len(prefixes) != 4 {
+		t.Errorf("shared fraction %v over %d prefixes, want ~0.75 over 4", frac, len(prefixes))
+	}
+	rate := float64(len(a)-1) / a[len(a)-1].Arrival.Seconds()
+	if math.Abs(rate-50) > 5 {
+		t.Errorf("rate = %v, want ~50", rate)
+	}
+}
+
+func TestBurstyArrivalsKeepTheRate(t *testing.T) {
+	times := Arrivals{Rate: 20, Burstiness: 4}.Times(NewRand(1, 9), 20000, 0)
+	rate := float64(len(times)-1) / times[len(times)-1].Seconds()
+	if math.Abs(rate-20) > 2 {
+		t.Errorf("rate = %v, want ~20", rate)
+	}
+	var sum, sq float64
+	for i := 1; i < len(times); i++ {
+		g := (times[i] - times[i-1]).Seconds()
+		sum += g
+		sq += g * g
+	}
+	n := float64(len(times) - 1)
+	mean := sum / n
+	if cv2 := (sq/n - mean*mean) / (mean * mean); math.Abs(cv2-4) > 0.8 {
+		t.Errorf("squared CV = %v, want ~4", cv2)
+	}
+}
+
+func TestMultiTurnExtendsPrefix(t *testing.T) {
+	reqs, err := MultiTurn{Sessions: 3, Turns: 3, SystemLen: 50, UserLen: 20, Output: 10,
+		ThinkTime: time.Second, Arrivals: Arrivals{Rate: 1}}.Generate(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Merge("mt", reqs)
+	bySession := map[string][]Request{}
+	for _, r := range w.Requests {
+		bySession[r.Session] = append(bySession[r.Session], r)
+	}
+	x := NewExpander()
+	for s, turns := range bySession {
+		for k := 1; k < len(turns); k++ {
+			prev, cur := x.Tokens(&turns[k-1]), x.Tokens(&turns[k])
+			if len(cur) != len(prev)+30 || !reflect.DeepEqual(cur[:len(prev)], prev) {
+				t.Errorf("%s turn %d does not extend turn %d", s, k, k-1)
+			}
+		}
+	}
+}
+
+func TestBriefScenario(t *testing.T) {
+	w, err := Brief{Rate: 5, Requests: 1000, ImportDocs: 20, ImportAt: 100 * time.Second, ImportWindow: 5 * time.Second}.Generate(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range w.Requests {
+		count[r.Class]++
+		if r.Class == "document" || r.Class == "import" {
+			if r.InputLen() != BriefDocLen {
+				t.Fatalf("document of %d tokens", r.InputLen())
+			}
+		}
+	}
+	if count["import"] != 20 || math.Abs(float64(count["shared"])/1000-0.8) > 0.04 {
+		t.Errorf("classes %v", count)
+	}
+	for i := 1; i < len(w.Requests); i++ {
+		if w.Requests[i].Arrival < w.Requests[i-1].Arrival || w.Requests[i].ID != i {
+			t.Fatal("requests not in arrival order with sequential ids")
+		}
+	}
+}
+
+func TestExpanderBound(t *testing.T) {
+	x := &Expander{MaxCached: 1000}
+	for i := range 50 {
+		r := Request{Segments: []Segment{{SegmentID(1, uint64(i)), 300}}}
+		if got := x.Tokens(&r); len(got) != 300 || got[7] != Token(r.Segments[0].ID, 7) {
+			t.Fatal("wrong expansion")
+		}
+		if x.cached > 1000 {
+			t.Fatalf("cache holds %d tokens, bound 1000", x.cached)
+		}
+	}
+}
