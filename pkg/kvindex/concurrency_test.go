@@ -83,6 +83,9 @@ func checkConsistent(t *testing.T, ix *Index) {
 	total := 0
 	for _, ep := range ix.reg.all() {
 		ep.mu.Lock()
+		if len(ep.ops) != 0 {
+			t.Errorf("%s: %d shard ops left unflushed", ep.name, len(ep.ops))
+		}
 		if ep.observed+ep.predicted != len(ep.blocks) {
 			t.Errorf("%s: observed %d + predicted %d != %d", ep.name, ep.observed, ep.predicted, len(ep.blocks))
 		}

@@ -1,6 +1,10 @@
 package kvindex
 
-import "sync"
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+)
 
 // endpoint is one endpoint's bookkeeping: which blocks it holds, their LRU
 // order and expiry schedule, and (observed path) the engine-hash mapping.
@@ -32,10 +36,16 @@ type endpoint struct {
 	observed, predicted int
 	evictions, expired  uint64
 	scratch             []uint64
+	// nextDue is the expiry (UnixNano) of the oldest pending expiry record,
+	// never if none; Match reads it without ep.mu to find due endpoints.
+	nextDue atomic.Int64
 	// ops queues shard changes; flush applies them grouped by shard before
 	// ep.mu is released, so shard state follows endpoint state in order.
 	ops, opbuf []op
 }
+
+// never is a nextDue meaning "nothing scheduled to expire".
+const never = int64(math.MaxInt64)
 
 type logItem struct{ hash, touch uint64 }
 
@@ -45,12 +55,14 @@ type expRec struct {
 }
 
 func newEndpoint(name string, id uint32) *endpoint {
-	return &endpoint{id: id, name: name, blocks: make(map[uint64]uint64), engine: make(map[uint64]uint64)}
+	ep := &endpoint{id: id, name: name, blocks: make(map[uint64]uint64), engine: make(map[uint64]uint64)}
+	ep.nextDue.Store(never)
+	return ep
 }
 
 // upsert touches block h, recording it as held (observed claims never
 // expire and stay observed). Callers hold ep.mu.
-func (ep *endpoint) upsert(h uint64, exp int64, observed bool) {
+func (ep *endpoint) upsert(h uint64, observed bool) {
 	ep.clock++
 	old, had := ep.blocks[h]
 	wasObs := had && old&1 == 1
@@ -66,13 +78,9 @@ func (ep *endpoint) upsert(h uint64, exp int64, observed bool) {
 		ep.predicted--
 		ep.observed++
 	}
-	if wasObs {
-		return // the global entry already says "never expires"
+	if !had {
+		ep.ops = append(ep.ops, op{h: h})
 	}
-	if obs {
-		exp = never
-	}
-	ep.ops = append(ep.ops, op{h: h, exp: exp})
 }
 
 // drop forgets block h. Callers hold ep.mu.
@@ -145,8 +153,13 @@ func (ep *endpoint) expire(t int64) int {
 // maxKeptOps bounds the op buffers kept between calls.
 const maxKeptOps = 1 << 16
 
-// flush applies queued shard changes. Callers hold ep.mu.
+// flush applies queued shard changes and publishes nextDue. Callers hold ep.mu.
 func (ep *endpoint) flush(s *shards) {
+	due := never
+	if ep.rhead < len(ep.recs) {
+		due = ep.recs[ep.rhead].exp
+	}
+	ep.nextDue.Store(due)
 	if len(ep.ops) == 0 {
 		return
 	}

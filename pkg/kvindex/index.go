@@ -50,8 +50,8 @@ type Overlap struct {
 }
 
 // Index maps prompt blocks to the endpoints holding them. All methods are safe
-// for concurrent use; lookups take only per-shard read locks and never wait
-// on per-endpoint bookkeeping.
+// for concurrent use; lookups take only per-shard read locks and wait on
+// per-endpoint bookkeeping only to drop claims that are due to expire.
 type Index struct {
 	opts          Options
 	s             *shards
@@ -81,7 +81,7 @@ func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time)
 	ep.expire(t)
 	exp := t + int64(ix.opts.PredictedTTL)
 	for i := len(chain) - 1; i >= 0; i-- {
-		ep.upsert(chain[i], exp, false)
+		ep.upsert(chain[i], false)
 	}
 	ep.recs = append(ep.recs, expRec{ep.clock, exp})
 	ix.settle(ep)
@@ -125,7 +125,7 @@ func (ix *Index) ApplyStored(endpoint string, seed uint64, parent *uint64, engin
 	ep.scratch = BlockHashes(ep.scratch[:0], start, tokens[:n*blockSize], blockSize)
 	for i := n - 1; i >= 0; i-- {
 		ep.engine[engineHashes[i]] = ep.scratch[i]
-		ep.upsert(ep.scratch[i], never, true)
+		ep.upsert(ep.scratch[i], true)
 	}
 	ix.settle(ep)
 	return nil
@@ -186,14 +186,21 @@ func (ix *Index) SetCapacity(endpoint string, blocks int) {
 }
 
 // Expire drops predicted entries whose TTL has run out by now and returns how
-// many it dropped. Match already ignores expired claims; Expire frees memory.
+// many it dropped. Match and RecordPredicted also expire lazily, so calling
+// Expire periodically keeps that work off the lookup path.
 func (ix *Index) Expire(now time.Time) int {
 	t, n := now.UnixNano(), 0
 	for _, ep := range ix.reg.all() {
-		ep.mu.Lock()
-		n += ep.expire(t)
-		ep.compact()
-		ep.mu.Unlock()
+		n += ix.expireOne(ep, t)
 	}
+	return n
+}
+
+func (ix *Index) expireOne(ep *endpoint, t int64) int {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	n := ep.expire(t)
+	ep.compact()
+	ep.flush(ix.s)
 	return n
 }

@@ -137,23 +137,28 @@ func TestPredictedTTL(t *testing.T) {
 		}, ttl + time.Second, map[string]int{"b": 4}, 5},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ix := New(Options{PredictedTTL: ttl})
-			tc.setup(ix)
-			now := t0.Add(tc.at)
-			if got := matchMap(ix, c, now); !maps.Equal(got, tc.want) {
-				t.Fatalf("Match before Expire = %v, want %v", got, tc.want)
-			}
-			if n := ix.Expire(now); n != tc.expire {
-				t.Fatalf("Expire = %d, want %d", n, tc.expire)
-			}
-			if got := matchMap(ix, c, now); !maps.Equal(got, tc.want) {
-				t.Fatalf("Match after Expire = %v, want %v", got, tc.want)
-			}
-			if st := ix.Stats(); st.Expired != uint64(tc.expire) {
-				t.Fatalf("Stats.Expired = %d, want %d", st.Expired, tc.expire)
-			}
-		})
+		for _, explicit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/explicit=%v", tc.name, explicit), func(t *testing.T) {
+				ix := New(Options{PredictedTTL: ttl})
+				tc.setup(ix)
+				now := t0.Add(tc.at)
+				if explicit {
+					if n := ix.Expire(now); n != tc.expire {
+						t.Fatalf("Expire = %d, want %d", n, tc.expire)
+					}
+				}
+				// Without Expire, Match drops due claims itself.
+				if got := matchMap(ix, c, now); !maps.Equal(got, tc.want) {
+					t.Fatalf("Match = %v, want %v", got, tc.want)
+				}
+				if st := ix.Stats(); st.Expired != uint64(tc.expire) {
+					t.Fatalf("Stats.Expired = %d, want %d", st.Expired, tc.expire)
+				}
+				if n := ix.Expire(now); n != 0 {
+					t.Fatalf("second Expire = %d", n)
+				}
+			})
+		}
 	}
 }
 

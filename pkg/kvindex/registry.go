@@ -13,12 +13,12 @@ type registry struct {
 	byName map[string]*endpoint
 	free   []uint32
 	next   uint32
-	names  atomic.Pointer[[]string] // id -> key ("" when free); copy-on-write
+	eps    atomic.Pointer[[]*endpoint] // id -> endpoint (nil when free); copy-on-write
 }
 
 func newRegistry() *registry {
 	r := &registry{byName: make(map[string]*endpoint)}
-	r.names.Store(&[]string{})
+	r.eps.Store(&[]*endpoint{})
 	return r
 }
 
@@ -42,7 +42,7 @@ func (r *registry) getOrCreate(name string) *endpoint {
 	}
 	ep := newEndpoint(name, r.allocID())
 	r.byName[name] = ep
-	r.setName(ep.id, name)
+	r.publish(ep.id, ep)
 	return ep
 }
 
@@ -56,13 +56,13 @@ func (r *registry) allocID() uint32 {
 	return r.next - 1
 }
 
-// setName publishes a new id -> key snapshot; callers hold r.mu.
-func (r *registry) setName(id uint32, name string) {
-	old := *r.names.Load()
-	names := make([]string, max(len(old), int(id)+1))
-	copy(names, old)
-	names[id] = name
-	r.names.Store(&names)
+// publish stores a new id -> endpoint snapshot; callers hold r.mu.
+func (r *registry) publish(id uint32, ep *endpoint) {
+	old := *r.eps.Load()
+	eps := make([]*endpoint, max(len(old), int(id)+1))
+	copy(eps, old)
+	eps[id] = ep
+	r.eps.Store(&eps)
 }
 
 // unlink removes the key so no new work finds it; the id stays reserved
@@ -73,7 +73,7 @@ func (r *registry) unlink(name string) *endpoint {
 	ep := r.byName[name]
 	if ep != nil {
 		delete(r.byName, name)
-		r.setName(ep.id, "")
+		r.publish(ep.id, nil)
 	}
 	return ep
 }

@@ -35,7 +35,6 @@ func idx(h uint64) int { return int(h >> (64 - shardBits)) }
 // op is one pending change of an endpoint's claim on a block.
 type op struct {
 	h   uint64
-	exp int64 // expiry of an add
 	del bool
 }
 
@@ -71,21 +70,24 @@ func (sh *shard) applyLocked(id uint32, ops []op) {
 		e, ok := sh.m[o.h]
 		switch {
 		case !o.del:
-			e.add(id, o.exp)
+			e.set(id, true)
 			sh.m[o.h] = e
 		case !ok:
-		case e.remove(id):
-			delete(sh.m, o.h)
 		default:
-			sh.m[o.h] = e
+			e.set(id, false)
+			if e.empty() {
+				delete(sh.m, o.h)
+			} else {
+				sh.m[o.h] = e
+			}
 		}
 	}
 }
 
-// gather sets masks[j*nw:(j+1)*nw] = active ∩ live holders of hs[j] at t for
-// every j (nw = len(active)), taking each shard's read lock once.
+// gather sets masks[j*nw:(j+1)*nw] = active ∩ holders of hs[j] for every j
+// (nw = len(active) > 0), taking each shard's read lock once.
 // len(hs) must not exceed maxWindow.
-func (s *shards) gather(hs []uint64, active, masks []uint64, t int64) {
+func (s *shards) gather(hs []uint64, active, masks []uint64) {
 	var start [nShards + 1]uint8
 	var order [maxWindow]uint8
 	for _, h := range hs {
@@ -110,7 +112,7 @@ func (s *shards) gather(hs []uint64, active, masks []uint64, t int64) {
 		for _, j := range order[start[k]:start[k+1]] {
 			mask := masks[int(j)*nw : int(j+1)*nw]
 			if e, ok := sh.m[hs[j]]; ok {
-				e.intersect(active, mask, t)
+				e.intersect(active, mask)
 			} else {
 				clear(mask)
 			}
