@@ -100,17 +100,23 @@ func (c *Core) Push(it *Item, now time.Time) (evicted *Item, err error) {
 }
 
 // Arrive is the arrival step Queue.Admit runs, for a simulator to mirror:
-// when nothing is queued and canDispatch(it) passes (reserving, see Release),
-// it is dispatched at once and never queued. Otherwise it is pushed as by Push
-// and the caller must then run Release(now, canDispatch), as Queue does, so an
-// arrival that can go although older items cannot is not held until the next
-// capacity change.
+// TryNow, else Push. After a push the caller must run Release(now,
+// canDispatch), as Queue does, so an arrival that can go although older items
+// cannot is not held until the next capacity change.
 func (c *Core) Arrive(it *Item, now time.Time, canDispatch func(*Item) bool) (dispatched bool, evicted *Item, err error) {
-	if it != nil && it.owner == nil && c.n == 0 && canDispatch != nil && canDispatch(it) {
+	if c.TryNow(it, canDispatch) {
 		return true, nil, nil
 	}
 	evicted, err = c.Push(it, now)
 	return false, evicted, err
+}
+
+// TryNow is the fast path of an arrival: when nothing is queued and
+// canDispatch(it) passes (reserving, see Release), it may be dispatched at
+// once and is never queued. It reads no time, so a real-time caller only
+// reads the clock when the item has to wait.
+func (c *Core) TryNow(it *Item, canDispatch func(*Item) bool) bool {
+	return it != nil && it.owner == nil && c.n == 0 && canDispatch != nil && canDispatch(it)
 }
 
 // victim is the item a full queue sheds for an arrival of priority prio: the
