@@ -186,17 +186,20 @@ func (r *reader) tokenList() ([]uint32, error) {
 		return nil, nil
 	}
 	ts := make([]uint32, n)
+	off := len(r.p) - r.r.Len()
 	for i := range ts {
-		v, err := r.int64()
+		v, unsigned, size, err := parseInt(r.p, off)
 		if err != nil {
 			return nil, fmt.Errorf("[%d]: %w", i, err)
 		}
-		if v < 0 || v > 1<<32-1 {
-			return nil, malformed("[%d]: token id %d out of range", i, v)
+		if v > 1<<32-1 || (!unsigned && int64(v) < 0) {
+			return nil, malformed("[%d]: token id %d out of range", i, int64(v))
 		}
 		ts[i] = uint32(v)
+		off += size
 	}
-	return ts, nil
+	_, err = r.r.Seek(int64(off), io.SeekStart)
+	return ts, err
 }
 
 func (r *reader) blockSize() (int, error) {

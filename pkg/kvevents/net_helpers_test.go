@@ -156,3 +156,13 @@ func publishUntil(t *testing.T, p *Publisher, what string, done func(seq uint64)
 		}
 	}
 }
+
+func (r *recorder) keys() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]bool{}
+	for _, g := range r.got {
+		out[g.key] = true
+	}
+	return out
+}

@@ -21,13 +21,14 @@ var ErrMalformed = errors.New("malformed kv event payload")
 // (it implements io.ByteScanner, so the Decoder adds no buffering), which lets
 // reader seek and read raw bytes in between.
 type reader struct {
+	p []byte
 	r *bytes.Reader
 	d *msgpack.Decoder
 }
 
 func newReader(p []byte) *reader {
 	br := bytes.NewReader(p)
-	return &reader{r: br, d: msgpack.NewDecoder(br)}
+	return &reader{p: p, r: br, d: msgpack.NewDecoder(br)}
 }
 
 func malformed(format string, args ...any) error {
@@ -124,21 +125,14 @@ func (r *reader) optStr() (string, error) {
 }
 
 func (r *reader) int64() (int64, error) {
-	c, err := r.peek()
+	v, unsigned, err := r.rawInt()
 	if err != nil {
 		return 0, err
 	}
-	if !isInt(c) {
-		return 0, malformed("want integer, got %s", codeName(c))
+	if unsigned && v > math.MaxInt64 {
+		return 0, malformed("integer %d overflows int64", v)
 	}
-	n, err := r.d.DecodeInt64()
-	if err != nil {
-		return 0, malformed("integer: %v", err)
-	}
-	if c == msgpcode.Uint64 && n < 0 {
-		return 0, malformed("integer %d overflows int64", uint64(n))
-	}
-	return n, nil
+	return int64(v), nil
 }
 
 func (r *reader) int() (int, error) {
@@ -183,11 +177,8 @@ func (r *reader) hash() (uint64, error) {
 		return 0, err
 	}
 	if isInt(c) {
-		h, err := r.d.DecodeUint64()
-		if err != nil {
-			return 0, malformed("hash: %v", err)
-		}
-		return h, nil
+		h, _, err := r.rawInt()
+		return h, err
 	}
 	b, err := r.rawBytes()
 	if err != nil {
