@@ -57,6 +57,8 @@ type Index struct {
 	s             *shards
 	reg           *registry
 	unknownParent atomic.Uint64
+	// counters of removed endpoints, so Stats totals never go down
+	retiredEvictions, retiredExpired atomic.Uint64
 }
 
 // New returns an empty index.
@@ -168,6 +170,8 @@ func (ix *Index) RemoveEndpoint(endpoint string) {
 	ep.mu.Lock()
 	ep.dead = true
 	ep.clearAll(ix.s)
+	ix.retiredEvictions.Add(ep.evictions)
+	ix.retiredExpired.Add(ep.expired)
 	ep.mu.Unlock()
 	ix.reg.release(ep.id)
 }

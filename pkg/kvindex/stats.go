@@ -20,15 +20,18 @@ type Stats struct {
 	UniqueBlocks  int             // distinct blocks held by anyone
 	Observed      int
 	Predicted     int
-	Evictions     uint64 // LRU evictions since New (endpoints still present)
-	Expired       uint64 // TTL expiries since New (endpoints still present)
+	Evictions     uint64 // LRU evictions since New, removed endpoints included
+	Expired       uint64 // TTL expiries since New, removed endpoints included
 	UnknownParent uint64 // ApplyStored calls rejected with ErrUnknownParent
 }
 
 // Stats returns a summary. It locks each endpoint briefly in turn, so the
 // totals are not one atomic snapshot under concurrent writes.
 func (ix *Index) Stats() Stats {
-	st := Stats{UniqueBlocks: ix.s.blocks(), UnknownParent: ix.unknownParent.Load()}
+	st := Stats{
+		UniqueBlocks: ix.s.blocks(), UnknownParent: ix.unknownParent.Load(),
+		Evictions: ix.retiredEvictions.Load(), Expired: ix.retiredExpired.Load(),
+	}
 	for _, ep := range ix.reg.all() {
 		ep.mu.Lock()
 		es := EndpointStats{

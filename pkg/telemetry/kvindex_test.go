@@ -1,0 +1,72 @@
+package telemetry
+
+import (
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kvpick/kvpick/pkg/kvindex"
+)
+
+func TestKVIndexCollector(t *testing.T) {
+	ix := kvindex.New(kvindex.Options{})
+	now := time.Unix(1000, 0)
+	ix.RecordPredicted("10.0.0.1:8000", []uint64{1, 2, 3}, now)
+	ix.RecordPredicted("10.0.0.2:8000", []uint64{1}, now)
+	RegisterKVIndex("test-predicted", ix.Stats)
+	defer UnregisterKVIndex("test-predicted")
+
+	got := gatherKVIndex(t, "test-predicted")
+	want := map[string]float64{
+		"kvpick_kvindex_entries/predicted":                      4,
+		"kvpick_kvindex_entries/observed":                       0,
+		"kvpick_kvindex_blocks/":                                3,
+		"kvpick_kvindex_endpoint_blocks/10.0.0.1:8000":          3,
+		"kvpick_kvindex_endpoint_capacity_blocks/10.0.0.2:8000": 1 << 20,
+		"kvpick_kvindex_unknown_parent_total/":                  0,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	UnregisterKVIndex("test-predicted")
+	if n := len(gatherKVIndex(t, "test-predicted")); n != 0 {
+		t.Fatalf("%d series left after unregister", n)
+	}
+}
+
+// gatherKVIndex returns "family/path-or-endpoint" -> value for one instance.
+func gatherKVIndex(t *testing.T, index string) map[string]float64 {
+	t.Helper()
+	fams, err := Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			var inst, sub string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "index":
+					inst = l.GetValue()
+				case "path", "endpoint":
+					sub = l.GetValue()
+				}
+			}
+			if inst == index {
+				out[f.GetName()+"/"+sub] = kvIndexValue(m)
+			}
+		}
+	}
+	return out
+}
+
+func kvIndexValue(m *dto.Metric) float64 {
+	if m.GetCounter() != nil {
+		return m.GetCounter().GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
