@@ -20,7 +20,8 @@ type seq struct {
 }
 
 func newSeq(r *Request, maxTokens int, cfg Config) *seq {
-	tokens := make([]uint32, len(r.Tokens), len(r.Tokens)+maxTokens)
+	// Room for typical outputs up front; huge max_tokens grow on demand.
+	tokens := make([]uint32, len(r.Tokens), len(r.Tokens)+min(maxTokens, 256))
 	copy(tokens, r.Tokens)
 	s := &seq{id: r.ID, lora: r.LoRA, tokens: tokens, promptLen: len(tokens), maxTokens: maxTokens}
 	if r.LoRA != "" {

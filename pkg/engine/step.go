@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Update is what one step did to one request, for delivery to its client.
 type Update struct {
@@ -58,6 +61,7 @@ func (e *Engine) Step(now time.Time) StepResult {
 		}
 	}
 	res.Scheduled = len(plan)
+	res.Updates = slices.Grow(res.Updates, len(plan))
 	res.Duration = e.stepDuration(res.PrefillTokens, res.DecodeSeqs)
 	for _, c := range plan {
 		e.execute(c, &res)
