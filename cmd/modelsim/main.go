@@ -37,7 +37,7 @@ func main() {
 }
 
 // run serves until ctx ends. It prints "modelsim listening on ADDR" once the
-// listener is up.
+// listener is up (after the KV event endpoints, when enabled).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseOptions(args, stderr)
 	if err != nil {
@@ -52,6 +52,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.host, fmt.Sprint(o.port)))
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if srv.kv != nil {
+		fmt.Fprintf(stdout, "modelsim kv events on %s replay %q\n", srv.kv.pub.Endpoint(), srv.kv.pub.ReplayEndpoint())
 	}
 	fmt.Fprintf(stdout, "modelsim listening on %s\n", ln.Addr())
 	go srv.run.run(ctx)
