@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -208,6 +209,25 @@ func TestHashFromBytes(t *testing.T) {
 	for _, tc := range cases {
 		if got := hashFromBytes(tc.in); got != tc.want {
 			t.Errorf("hashFromBytes(%x) = %x, want %x", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestDecodeHostileLengthsAllocateLittle checks that declared lengths are not
+// trusted: each payload claims gigabytes but is a few bytes long.
+func TestDecodeHostileLengthsAllocateLittle(t *testing.T) {
+	for _, h := range []string{"9201ddffffffff", "92019191dbffffffff", "920191dc7fff", "82a6" + hex.EncodeToString([]byte("events")) + "90a178dfffffffff",
+		"9201" + "91" + "92ab" + hex.EncodeToString([]byte("BlockStored")) + "ddffffffff", "920191c9ffffffff01", "82a6" + hex.EncodeToString([]byte("events")) + "90a178c9ffffffff01"} {
+		p, _ := hex.DecodeString(h)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode(p)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("Decode(%s) succeeded", h)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+			t.Errorf("Decode(%s) allocated %d bytes", h, grew)
 		}
 	}
 }

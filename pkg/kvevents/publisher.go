@@ -52,8 +52,10 @@ type Publisher struct {
 	rng     *rand.Rand
 	dropped uint64
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel    context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewPublisher binds the PUB (and replay) sockets. Cancel ctx or call Close to
@@ -69,6 +71,7 @@ func NewPublisher(ctx context.Context, o PublisherOptions) (*Publisher, error) {
 	p := &Publisher{opts: o, buf: newRing(o.BufferSteps), rng: rand.New(rand.NewSource(o.Seed)),
 		cancel: cancel, done: make(chan struct{})}
 	if err := p.bind(ctx); err != nil {
+		close(p.done) // the replay server never started
 		p.Close()
 		return nil, err
 	}
@@ -161,18 +164,22 @@ func (p *Publisher) Dropped() uint64 {
 	return p.dropped
 }
 
-// Close stops the replay server and closes both sockets. Safe to call twice.
+// Close stops the replay server and closes both sockets. Safe to call more
+// than once; later calls return the first call's result.
 func (p *Publisher) Close() error {
-	p.cancel()
-	var errs []error
-	if p.router != nil {
-		errs = append(errs, p.router.Close())
+	p.closeOnce.Do(func() {
+		p.cancel()
+		var errs []error
+		if p.router != nil {
+			errs = append(errs, p.router.Close())
+		}
 		<-p.done
-	}
-	if p.pub != nil {
-		errs = append(errs, p.pub.Close())
-	}
-	return errors.Join(errs...)
+		if p.pub != nil {
+			errs = append(errs, p.pub.Close())
+		}
+		p.closeErr = errors.Join(errs...)
+	})
+	return p.closeErr
 }
 
 func seqBytes(seq uint64) []byte {

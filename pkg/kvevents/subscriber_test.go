@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -163,6 +164,17 @@ func TestReplayWireFormat(t *testing.T) {
 	}
 }
 
+func TestPublisherCloseTwice(t *testing.T) {
+	p, err := NewPublisher(context.Background(), PublisherOptions{Endpoint: "tcp://127.0.0.1:0", ReplayEndpoint: "tcp://127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := p.Close()
+	if second := p.Close(); !errors.Is(second, first) && second != first {
+		t.Fatalf("second Close = %v, first = %v", second, first)
+	}
+}
+
 func TestPublisherFrames(t *testing.T) {
 	p := newTestPublisher(t, PublisherOptions{Topic: "t", Encoding: EncodingMap})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -205,6 +217,7 @@ func TestPublisherOptionsValidate(t *testing.T) {
 		{Endpoint: "tcp://127.0.0.1:0", BufferSteps: -1},
 		{Endpoint: "tcp://127.0.0.1:0", Encoding: 5},
 		{Endpoint: "nope://x"},
+		{Endpoint: "tcp://127.0.0.1:0", ReplayEndpoint: "nope://x"},
 	}
 	for _, o := range cases {
 		if p, err := NewPublisher(context.Background(), o); err == nil {
