@@ -1,0 +1,77 @@
+package fleetsim
+
+import (
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/request"
+)
+
+// Arrival is a request as a policy sees it when it arrives.
+type Arrival struct {
+	ID      int
+	Model   string
+	Tokens  []uint32
+	Output  int
+	Session string
+}
+
+// Policy routes requests in the simulator. A Policy is used by one
+// simulation goroutine only. The simulator calls Prepare on arrival, then
+// (when Admission is non-nil) holds the request in an admission.Core until
+// Admissible says it may go, then Dispatch.
+type Policy interface {
+	// Prepare turns an arrival into the policy's pending request, or rejects it.
+	Prepare(a *Arrival) (Pending, error)
+	// Admission returns the admission queue's limits, or nil when the policy
+	// dispatches every request at once.
+	Admission() *admission.Options
+	// Admissible reports whether p may be dispatched now; when true it may
+	// reserve capacity that Dispatch then releases.
+	Admissible(p Pending) bool
+	// Dispatch chooses p's endpoint. Errors are rejections (*apierr.Error).
+	Dispatch(p Pending) (Ticket, error)
+	// WantsEvents reports whether the policy consumes engines' KV events.
+	WantsEvents() bool
+	// HandleEvents delivers one endpoint's KV event batch.
+	HandleEvents(endpoint string, b kvevents.Batch)
+	// Tick runs periodic upkeep (index expiry).
+	Tick(now time.Time)
+}
+
+// Pending is a prepared request; only its policy reads it.
+type Pending interface {
+	// PromptTokens is the prompt length, for the queue's pending-token gauge.
+	PromptTokens() int
+	// Priority orders the admission queue.
+	Priority() int
+}
+
+// Ticket is one dispatched request's lifecycle, in production's order:
+// FirstToken once, Progress as tokens come, Usage and Done at the end.
+type Ticket interface {
+	Endpoint() string
+	FirstToken()
+	Progress(outputTokens int)
+	Usage(u request.Usage)
+	Done(err error)
+}
+
+// Env is what a policy is built against: the fleet's candidate set (loads
+// are updated by the simulator's scrapes), the virtual clock and a seed.
+type Env struct {
+	Set   *endpoints.Set
+	Now   func() time.Time
+	Seed  int64
+	Model string
+	// Capacity is each endpoint's total KV blocks, by key.
+	Capacity map[string]int
+}
+
+// Spec names a policy and builds a fresh instance for one run.
+type Spec struct {
+	Name  string
+	Build func(env Env) (Policy, error)
+}

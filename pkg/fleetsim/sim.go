@@ -1,0 +1,283 @@
+package fleetsim
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/engine"
+	"github.com/kvpick/kvpick/pkg/workload"
+)
+
+// epoch is virtual time zero: fixed, so runs never depend on the wall clock.
+var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// sim is one run: a workload through one policy on one fleet.
+type sim struct {
+	cfg    Config
+	w      *workload.Workload
+	pol    Policy
+	set    *endpoints.Set
+	nodes  []*node
+	byKey  map[string]int
+	queue  *admission.Core
+	x      *workload.Expander
+	events eventHeap
+	now    time.Duration
+	next   int // next arrival
+	open   int // requests neither finished nor rejected
+	recs   []Record
+	fl     []*flight // by request id, while dispatched
+	series []Sample
+	check  invariants
+	name   string
+	// maxQueue and maxQueuedTokens are the admission queue's peaks.
+	maxQueue, maxQueuedTokens int
+}
+
+// flight is a dispatched request.
+type flight struct {
+	ticket Ticket
+	node   int
+}
+
+// queued is a request waiting in the admission queue.
+type queued struct {
+	id     int
+	p      Pending
+	tokens []uint32
+}
+
+func newSim(cfg Config, w *workload.Workload, spec Spec) (*sim, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &sim{cfg: cfg, w: w, set: endpoints.NewSet(), byKey: map[string]int{}, x: workload.NewExpander(),
+		recs: make([]Record, len(w.Requests)), fl: make([]*flight, len(w.Requests))}
+	if err := s.buildFleet(); err != nil {
+		return nil, err
+	}
+	env := Env{Set: s.set, Now: s.clock, Seed: cfg.Seed, Model: cfg.Model, Capacity: map[string]int{}}
+	for _, n := range s.nodes {
+		env.Capacity[n.key] = n.eng.Config().NumGPUBlocks
+	}
+	pol, err := spec.Build(env)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", spec.Name, err)
+	}
+	s.pol, s.name = pol, spec.Name
+	if o := pol.Admission(); o != nil {
+		s.queue = admission.NewCore(*o)
+	}
+	for _, n := range s.nodes {
+		n.wantEvents = pol.WantsEvents()
+	}
+	return s, nil
+}
+
+func (s *sim) clock() time.Time { return epoch.Add(s.now) }
+
+// buildFleet creates the engines and the candidate set.
+func (s *sim) buildFleet() error {
+	eps := make([]endpoints.Endpoint, len(s.cfg.Engines))
+	for i, ec := range s.cfg.Engines {
+		ep := endpoints.Endpoint{Address: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), Port: 8000,
+			Models: []string{s.cfg.Model}, Capacity: endpoints.Capacity{BlockSize: ec.BlockSize,
+				TotalBlocks: ec.NumGPUBlocks, MaxBatchedTokens: ec.MaxNumBatchedTokens}}
+		eps[i] = ep
+		n := &node{s: s, idx: i, key: ep.Key()}
+		eng, err := engine.New(ec, engine.KVSinkFunc(n.kvEvents))
+		if err != nil {
+			return err
+		}
+		n.eng = eng
+		s.nodes = append(s.nodes, n)
+		s.byKey[n.key] = i
+	}
+	return s.set.Replace(eps)
+}
+
+// run drives the event loop to the end of the workload.
+func (s *sim) run() error {
+	for i := range s.recs {
+		s.recs[i] = newRecord(&s.w.Requests[i])
+	}
+	s.open = len(s.recs)
+	if len(s.recs) > 0 {
+		s.events.push(event{at: s.w.Requests[0].Arrival, kind: evArrival})
+	}
+	for i := range s.nodes {
+		s.events.push(event{at: s.cfg.ScrapeInterval * time.Duration(i) / time.Duration(len(s.nodes)), kind: evScrape, node: i})
+	}
+	s.events.push(event{kind: evSample})
+	s.events.push(event{kind: evTick})
+	for s.events.Len() > 0 {
+		ev := s.events.pop()
+		if ev.at < s.now {
+			s.check.fail("virtual time went back from %v to %v", s.now, ev.at)
+		}
+		s.now = ev.at
+		if s.next >= len(s.recs) && s.now > s.lastArrival()+s.cfg.Horizon {
+			return fmt.Errorf("fleetsim: %d requests still open %v after the last arrival", s.open, s.cfg.Horizon)
+		}
+		s.handle(&ev)
+	}
+	if s.open != 0 {
+		s.check.fail("%d requests never ended", s.open)
+	}
+	return nil
+}
+
+func (s *sim) lastArrival() time.Duration {
+	if len(s.w.Requests) == 0 {
+		return 0
+	}
+	return s.w.Requests[len(s.w.Requests)-1].Arrival
+}
+
+func (s *sim) handle(ev *event) {
+	switch ev.kind {
+	case evArrival:
+		s.arrive()
+	case evStepEnd:
+		s.nodes[ev.node].stepEnd()
+	case evStepStart:
+		s.nodes[ev.node].startStep()
+	case evDeliver:
+		s.pol.HandleEvents(s.nodes[ev.node].key, ev.batch)
+	case evExpire:
+		s.expire()
+	case evScrape:
+		s.nodes[ev.node].scrape()
+		s.again(ev, s.cfg.ScrapeInterval)
+		s.release()
+	case evSample:
+		s.sample()
+		s.again(ev, s.cfg.SampleInterval)
+	case evTick:
+		s.pol.Tick(s.clock())
+		s.again(ev, s.cfg.TickInterval)
+	}
+}
+
+// again reschedules a periodic event while work remains.
+func (s *sim) again(ev *event, every time.Duration) {
+	if s.open > 0 {
+		s.events.push(event{at: s.now + every, kind: ev.kind, node: ev.node})
+	}
+}
+
+// arrive handles the next request's arrival and schedules the one after.
+func (s *sim) arrive() {
+	id := s.next
+	s.next++
+	if s.next < len(s.w.Requests) {
+		s.events.push(event{at: s.w.Requests[s.next].Arrival, kind: evArrival})
+	}
+	r := &s.w.Requests[id]
+	tokens := s.x.Tokens(r)
+	p, err := s.pol.Prepare(&Arrival{ID: id, Model: s.cfg.Model, Tokens: tokens, Output: r.Output, Session: r.Session})
+	if err != nil {
+		s.reject(id, err)
+		return
+	}
+	if s.queue == nil || (s.queue.Len() == 0 && s.pol.Admissible(p)) {
+		s.dispatch(id, p, tokens)
+		return
+	}
+	s.enqueue(&queued{id: id, p: p, tokens: tokens})
+}
+
+func (s *sim) enqueue(q *queued) {
+	it := &admission.Item{Priority: q.p.Priority(), ISLTokens: q.p.PromptTokens(), Value: q}
+	evicted, err := s.queue.Push(it, s.clock())
+	if err != nil {
+		s.reject(q.id, err)
+		return
+	}
+	s.recs[q.id].Queued = true
+	s.maxQueue, s.maxQueuedTokens = max(s.maxQueue, s.queue.Len()), max(s.maxQueuedTokens, s.queue.PendingTokens())
+	if evicted != nil {
+		s.reject(evicted.Value.(*queued).id, apierr.New(429, apierr.TypeShed, "shed"))
+	}
+	s.events.push(event{at: it.Deadline().Sub(epoch), kind: evExpire})
+}
+
+// release dispatches every queued request the policy now admits.
+func (s *sim) release() {
+	if s.queue == nil || s.queue.Len() == 0 {
+		return
+	}
+	items := s.queue.Release(s.clock(), func(it *admission.Item) bool {
+		return s.pol.Admissible(it.Value.(*queued).p)
+	})
+	for _, it := range items {
+		q := it.Value.(*queued)
+		s.dispatch(q.id, q.p, q.tokens)
+	}
+}
+
+func (s *sim) expire() {
+	for _, it := range s.queue.Expire(s.clock()) {
+		s.reject(it.Value.(*queued).id, apierr.New(429, apierr.TypeQueueTimeout, "queue timeout"))
+	}
+}
+
+// dispatch asks the policy where id goes and hands it to that engine.
+func (s *sim) dispatch(id int, p Pending, tokens []uint32) {
+	t, err := s.pol.Dispatch(p)
+	if err != nil {
+		s.reject(id, err)
+		return
+	}
+	ni, ok := s.byKey[t.Endpoint()]
+	if !ok {
+		s.check.fail("policy chose unknown endpoint %q", t.Endpoint())
+		t.Done(errors.New("unknown endpoint"))
+		s.reject(id, err)
+		return
+	}
+	rec := &s.recs[id]
+	err = s.nodes[ni].eng.Add(&engine.Request{ID: strconv.Itoa(id), Tokens: tokens, MaxTokens: rec.Output, Arrival: s.clock()})
+	if err != nil {
+		t.Done(err)
+		s.reject(id, apierr.New(400, "engine_rejected", "%v", err))
+		return
+	}
+	rec.Dispatch, rec.Endpoint = s.now, ni
+	s.fl[id] = &flight{ticket: t, node: ni}
+	s.nodes[ni].dispatched(len(tokens))
+}
+
+// reject ends id without service, counting err's apierr type.
+func (s *sim) reject(id int, err error) {
+	rec := &s.recs[id]
+	if rec.Rejected != "" || rec.Finish >= 0 {
+		s.check.fail("request %d ended twice", id)
+		return
+	}
+	rec.Rejected = "error"
+	var ae *apierr.Error
+	if errors.As(err, &ae) {
+		rec.Rejected = ae.Type
+	}
+	rec.Finish = s.now
+	s.open--
+}
+
+// finish records a request's last token.
+func (s *sim) finish(id int, u engine.Update) {
+	rec := &s.recs[id]
+	if rec.Rejected != "" || rec.Finish >= 0 {
+		s.check.fail("request %d finished twice", id)
+		return
+	}
+	rec.Finish, rec.Cached, rec.Generated = s.now, u.CachedTokens, u.OutputTokens
+	s.fl[id] = nil
+	s.open--
+}
