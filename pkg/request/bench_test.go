@@ -1,0 +1,81 @@
+package request
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// longText returns about n bytes of prose with newlines, quotes and a few
+// non-ASCII characters, so its JSON encoding has escapes.
+func longText(n int) string {
+	const para = "The quick brown fox jumps over the lazy dog. \"Quoted\" text, tabs\tand naïve café résumé.\n" +
+		"Large language models serve many concurrent requests; a shared prefix cache skips recomputation.\n\n"
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(para)
+	}
+	return b.String()[:n]
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+type msg struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// chatBody is a chat request with role before content, as clients send it.
+func chatBody(n int) []byte {
+	return mustJSON(map[string]any{
+		"model": "meta-llama/Llama-3.1-8B-Instruct",
+		"messages": []msg{
+			{Role: "system", Content: "You are a helpful assistant."},
+			{Role: "user", Content: longText(n)},
+		},
+		"stream": true, "stream_options": map[string]any{"include_usage": true}, "max_tokens": 256,
+		"temperature": 0.7, "tools": []map[string]any{{"type": "function", "function": map[string]any{"name": "f", "parameters": map[string]any{"type": "object"}}}},
+	})
+}
+
+func completionsBody(n int) []byte {
+	return mustJSON(map[string]any{"model": "m", "prompt": longText(n), "max_tokens": 16, "stream": false})
+}
+
+func benchParse(b *testing.B, kind Kind, body []byte) {
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(kind, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParse220KB(b *testing.B) {
+	b.Run("chat", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBody(220<<10)) })
+	b.Run("completions", func(b *testing.B) { benchParse(b, KindCompletions, completionsBody(220<<10)) })
+}
+
+// BenchmarkEncodingJSON220KB is the baseline the scanner was chosen over.
+func BenchmarkEncodingJSON220KB(b *testing.B) {
+	body := chatBody(220 << 10)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var v struct {
+			Model    string            `json:"model"`
+			Messages []json.RawMessage `json:"messages"`
+			Stream   bool              `json:"stream"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,314 @@
+package request
+
+import (
+	"errors"
+	"math"
+	"unsafe"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+)
+
+// Top-level fields whose last occurrence wins (as in encoding/json and
+// Python's json), each with its own error slot.
+const (
+	fModel = iota
+	fPrompt
+	fInstructions
+	fStream
+	fStreamOptions
+	fMaxCompletionTokens
+	fMaxTokens
+	fMaxOutputTokens
+	fCacheSalt
+	fUser
+	nFields
+)
+
+// parser holds the state of one Parse call.
+type parser struct {
+	s      scanner
+	req    *Request
+	buf    []byte // the Prompt being rendered
+	instr  []byte // responses instructions, rendered as a system message
+	errs   [nFields]error
+	seen   [nFields]bool
+	maxTok [3]int // max_completion_tokens, max_tokens, max_output_tokens
+}
+
+// Parse parses body for kind. Errors are *apierr.Error 400 naming the cause:
+// malformed JSON (with byte offset), missing/empty/non-string model, chat
+// without messages (or an empty list), missing prompt/input, wrong field
+// types. The returned Request's Raw aliases body; Prompt and the other strings
+// do not. KindModels bodies are not parsed. Safe for concurrent use.
+//
+// The body is read in one pass that validates all of it (encoding/json's
+// grammar and nesting limit) and decodes only the routing fields; unknown
+// fields are skipped. Duplicate keys: the last one wins.
+func Parse(kind Kind, body []byte) (*Request, error) {
+	switch kind {
+	case KindModels:
+		return &Request{Kind: kind, Raw: body}, nil
+	case KindCompletions, KindChatCompletions, KindResponses, KindEmbeddings:
+	default:
+		return nil, apierr.BadRequest("unsupported request kind %v", kind)
+	}
+	p := parser{s: scanner{b: body}, req: &Request{Kind: kind, Raw: body}}
+	if err := p.parse(); err != nil {
+		return nil, err
+	}
+	return p.req, nil
+}
+
+func (p *parser) parse() error {
+	if p.s.peek() != '{' {
+		if err := p.s.skipValue(0); err != nil {
+			return badJSON(err)
+		}
+		if err := p.s.end(); err != nil {
+			return badJSON(err)
+		}
+		return apierr.BadRequest("request body must be a JSON object")
+	}
+	if err := p.s.object(p.field); err != nil {
+		return badJSON(err) // p.field reports only syntax errors
+	}
+	if err := p.s.end(); err != nil {
+		return badJSON(err)
+	}
+	return p.finish()
+}
+
+// end checks that only whitespace follows the top-level value.
+func (s *scanner) end() error {
+	if s.peek() != 0 || s.i < len(s.b) {
+		return s.fail("unexpected data after top-level value")
+	}
+	return nil
+}
+
+func badJSON(err error) error {
+	return &apierr.Error{Status: 400, Type: apierr.TypeInvalidRequest, Message: err.Error()}
+}
+
+// field reads one top-level member. Semantic errors go to the field's slot;
+// only syntax errors are returned.
+func (p *parser) field(key []byte) error {
+	f, read := p.fieldReader(key)
+	if read == nil {
+		return p.s.skipValue(1)
+	}
+	err := read()
+	if isSyntax(err) {
+		return err
+	}
+	p.seen[f], p.errs[f] = true, err
+	if errors.Is(err, errNull) {
+		p.seen[f], p.errs[f] = false, nil
+	}
+	return nil
+}
+
+// fieldReader maps a top-level key to its slot and reader (nil: skip).
+func (p *parser) fieldReader(key []byte) (int, func() error) {
+	k := p.req.Kind
+	switch string(key) {
+	case "model":
+		return fModel, p.model
+	case "prompt":
+		return p.ifKind(k == KindCompletions, fPrompt, func() error { return p.promptValue("prompt") })
+	case "messages":
+		return p.ifKind(k == KindChatCompletions, fPrompt, p.messages)
+	case "input":
+		if k == KindResponses {
+			return fPrompt, p.responsesInput
+		}
+		return p.ifKind(k == KindEmbeddings, fPrompt, func() error { return p.promptValue("input") })
+	case "instructions":
+		return p.ifKind(k == KindResponses, fInstructions, p.instructions)
+	}
+	return p.optionField(key)
+}
+
+func (p *parser) ifKind(ok bool, f int, read func() error) (int, func() error) {
+	if !ok {
+		return 0, nil
+	}
+	return f, read
+}
+
+// optionField maps the kind-independent optional fields.
+func (p *parser) optionField(key []byte) (int, func() error) {
+	switch string(key) {
+	case "stream":
+		return fStream, func() error { return p.boolean("stream", &p.req.Stream, 1) }
+	case "stream_options":
+		return fStreamOptions, p.streamOptions
+	case "max_completion_tokens":
+		return fMaxCompletionTokens, func() error { return p.count("max_completion_tokens", &p.maxTok[0]) }
+	case "max_tokens":
+		return fMaxTokens, func() error { return p.count("max_tokens", &p.maxTok[1]) }
+	case "max_output_tokens":
+		return fMaxOutputTokens, func() error { return p.count("max_output_tokens", &p.maxTok[2]) }
+	case "cache_salt":
+		return fCacheSalt, func() error { return p.optString("cache_salt", &p.req.CacheSalt) }
+	case "user":
+		return fUser, func() error { return p.optString("user", &p.req.User) }
+	}
+	return 0, nil
+}
+
+// finish checks required fields and reports the first error in field order.
+func (p *parser) finish() error {
+	if !p.seen[fModel] && p.errs[fModel] == nil {
+		return apierr.BadRequest("model is required")
+	}
+	if !p.seen[fPrompt] && p.errs[fPrompt] == nil {
+		return apierr.BadRequest("%s is required", promptField(p.req.Kind))
+	}
+	for _, err := range p.errs {
+		if err != nil {
+			return err
+		}
+	}
+	p.req.MaxTokens = firstNonZero(p.maxTok[:])
+	p.req.Prompt = p.prompt()
+	return nil
+}
+
+func promptField(k Kind) string {
+	switch k {
+	case KindCompletions:
+		return "prompt"
+	case KindChatCompletions:
+		return "messages"
+	}
+	return "input"
+}
+
+func firstNonZero(v []int) int {
+	for _, x := range v {
+		if x != 0 {
+			return x
+		}
+	}
+	return 0
+}
+
+// prompt turns the rendered bytes into the Prompt string without a copy
+// (as strings.Builder does): buf is never written after this.
+func (p *parser) prompt() string {
+	b := p.buf
+	if p.seen[fInstructions] {
+		b = append(p.instr, p.buf...)
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// errNull marks an optional field that was null: treated as absent.
+var errNull = errors.New("null")
+
+// typeErr skips the value at hand and returns a semantic error naming it.
+func (p *parser) typeErr(depth int, format string, args ...any) error {
+	if err := p.s.skipValue(depth); err != nil {
+		return err
+	}
+	return apierr.BadRequest(format, args...)
+}
+
+func (p *parser) model() error {
+	if p.s.peek() != '"' {
+		return p.typeErr(1, "model must be a non-empty string")
+	}
+	v, err := p.s.smallString(nil)
+	if err != nil {
+		return err
+	}
+	if len(v) == 0 {
+		return apierr.BadRequest("model must be a non-empty string")
+	}
+	p.req.Model = string(v)
+	return nil
+}
+
+func (p *parser) optString(name string, dst *string) error {
+	*dst = ""
+	switch p.s.peek() {
+	case 'n':
+		return p.null()
+	case '"':
+		v, err := p.s.smallString(nil)
+		*dst = string(v)
+		return err
+	}
+	return p.typeErr(1, "%s must be a string", name)
+}
+
+// null consumes null and reports errNull (unless malformed).
+func (p *parser) null() error {
+	if err := p.s.literal("null"); err != nil {
+		return err
+	}
+	return errNull
+}
+
+func (p *parser) boolean(name string, dst *bool, depth int) error {
+	*dst = false
+	switch p.s.peek() {
+	case 'n':
+		return p.null()
+	case 't':
+		*dst = true
+		return p.s.literal("true")
+	case 'f':
+		return p.s.literal("false")
+	}
+	return p.typeErr(depth, "%s must be a boolean", name)
+}
+
+func (p *parser) count(name string, dst *int) error {
+	*dst = 0
+	switch c := p.s.peek(); {
+	case c == 'n':
+		return p.null()
+	case c == '-' || c >= '0' && c <= '9':
+		num, err := p.s.number()
+		if err != nil {
+			return err
+		}
+		v, ok := parseUint(num, math.MaxInt32)
+		if !ok {
+			return apierr.BadRequest("%s must be an integer in [0, %d], got %s", name, math.MaxInt32, num)
+		}
+		*dst = int(v)
+		return nil
+	}
+	return p.typeErr(1, "%s must be an integer", name)
+}
+
+func (p *parser) streamOptions() error {
+	p.req.IncludeUsage = false
+	switch p.s.peek() {
+	case 'n':
+		return p.null()
+	case '{':
+		var slot error
+		err := p.s.object(func(key []byte) error {
+			if string(key) != "include_usage" {
+				return p.s.skipValue(2)
+			}
+			slot = p.boolean("stream_options.include_usage", &p.req.IncludeUsage, 2)
+			if isSyntax(slot) {
+				return slot
+			}
+			return nil
+		})
+		if err != nil || errors.Is(slot, errNull) {
+			return err
+		}
+		return slot
+	}
+	return p.typeErr(1, "stream_options must be an object")
+}

@@ -1,0 +1,209 @@
+package request
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kvpick/kvpick/pkg/apierr"
+)
+
+type parseCase struct {
+	name string
+	kind Kind
+	body string
+	want Request
+}
+
+const (
+	kC  = KindCompletions
+	kCh = KindChatCompletions
+	kR  = KindResponses
+	kE  = KindEmbeddings
+)
+
+var parseCases = []parseCase{
+	{"completion string", kC, `{"model":"m","prompt":"hello"}`, Request{Model: "m", Prompt: "hello"}},
+	{"completion list", kC, `{"model":"m","prompt":["a","b"]}`, Request{Model: "m", Prompt: "a\nb"}},
+	{"completion ids", kC, `{"model":"m","prompt":[1,2,4294967295]}`, Request{Model: "m", PromptTokenIDs: []uint32{1, 2, 4294967295}}},
+	{"completion id lists", kC, `{"model":"m","prompt":[[1],[2,3],[]]}`, Request{Model: "m", PromptTokenIDs: []uint32{1, 2, 3}}},
+	{"completion empty string", kC, `{"model":"m","prompt":""}`, Request{Model: "m"}},
+	{"options", kC, ` {"stream":true,"stream_options":{"include_usage":true,"x":1},"max_tokens":9,"cache_salt":"s","user":"u","model":"m","prompt":"p"} `,
+		Request{Model: "m", Prompt: "p", Stream: true, IncludeUsage: true, MaxTokens: 9, CacheSalt: "s", User: "u"}},
+	{"nulls are unset", kC, `{"model":"m","prompt":"p","stream":null,"stream_options":null,"max_tokens":null,"user":null,"cache_salt":null}`,
+		Request{Model: "m", Prompt: "p"}},
+	{"max_completion_tokens wins", kCh, `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":5,"max_completion_tokens":7}`,
+		Request{Model: "m", Prompt: "<|user|>\nx\n", MaxTokens: 7}},
+	{"unicode escapes", kC, `{"model":"m\u00e9","prompt":"\u0041\ud83d\ude00\n\t\"\\\/\b\f\r\ud800x\udc00"}`,
+		Request{Model: "mé", Prompt: "A\U0001F600\n\t\"\\/\b\f\r\uFFFDx\uFFFD"}},
+	{"invalid utf8 replaced", kC, "{\"model\":\"m\",\"prompt\":\"a\xffb\xc3\"}", Request{Model: "m", Prompt: "a\uFFFDb\uFFFD"}},
+	{"unknown fields skipped", kC, `{"model":"m","tools":[{"a":{"b":[1,2.5e-3,true,false,null]}}],"prompt":"p","messages":5}`,
+		Request{Model: "m", Prompt: "p"}},
+	{"duplicate keys: last wins", kC, `{"model":"a","prompt":[1],"model":"b","prompt":"q"}`, Request{Model: "b", Prompt: "q"}},
+	{"escaped key", kC, `{"mod\u0065l":"m","prompt":"p"}`, Request{Model: "m", Prompt: "p"}},
+	{"chat", kCh, `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}`,
+		Request{Model: "m", Prompt: "<|system|>\nbe brief\n<|user|>\nhi\n"}},
+	{"chat parts", kCh, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:"}},{"text":"b","type":"text"}]}]}`,
+		Request{Model: "m", Prompt: "<|user|>\na\nb\n"}},
+	{"chat content before role", kCh, `{"model":"m","messages":[{"content":"x","name":"n","role":"user"}]}`,
+		Request{Model: "m", Prompt: "<|user|>\nx\n"}},
+	{"chat null content", kCh, `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[]},{"role":"tool"}]}`,
+		Request{Model: "m", Prompt: "<|assistant|>\n<|tool|>\n"}},
+	{"chat duplicate role and content", kCh, `{"model":"m","messages":[{"role":"a","content":"x","role":"b","content":"y"}]}`,
+		Request{Model: "m", Prompt: "<|b|>\ny\n"}},
+	{"chat duplicate text", kCh, `{"model":"m","messages":[{"role":"u","content":[{"type":"text","text":"x","text":"y"}]}]}`,
+		Request{Model: "m", Prompt: "<|u|>\ny\n"}},
+	{"chat part type changes", kCh, `{"model":"m","messages":[{"role":"u","content":[{"type":"text","text":"x","type":"image"}]}]}`,
+		Request{Model: "m", Prompt: "<|u|>\n"}},
+	{"responses string", kR, `{"model":"m","input":"q","instructions":"sys","max_output_tokens":3}`,
+		Request{Model: "m", Prompt: "<|system|>\nsys\n<|user|>\nq\n", MaxTokens: 3}},
+	{"responses items", kR, `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"},{"type":"input_image","image_url":"u"}]},{"type":"function_call_output","output":"o"},{"role":"assistant","content":[{"type":"output_text","text":"a"}]}]}`,
+		Request{Model: "m", Prompt: "<|user|>\nq\n<|assistant|>\na\n"}},
+	{"embeddings string", kE, `{"model":"m","input":"x"}`, Request{Model: "m", Prompt: "x"}},
+	{"embeddings list", kE, `{"model":"m","input":["x","y"]}`, Request{Model: "m", Prompt: "x\ny"}},
+	{"embeddings ids", kE, `{"model":"m","input":[[5,6]]}`, Request{Model: "m", PromptTokenIDs: []uint32{5, 6}}},
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range parseCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.kind, []byte(tc.body))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			want := tc.want
+			want.Kind, want.Raw = tc.kind, []byte(tc.body)
+			if diff := compareRequests(got, &want); diff != "" || !slices.Equal(got.Raw, want.Raw) {
+				t.Errorf("%s\ngot  %+v", diff, got)
+			}
+		})
+	}
+}
+
+func TestParseRawAliasesBody(t *testing.T) {
+	body := []byte(`{"model":"m","prompt":"p"}`)
+	got, err := Parse(KindCompletions, body)
+	if err != nil || &got.Raw[0] != &body[0] {
+		t.Fatalf("Raw does not alias the body (err %v)", err)
+	}
+	body[len(body)-3] = 'X' // the prompt string must not alias the body
+	if got.Prompt != "p" || got.Model != "m" {
+		t.Errorf("strings changed with the body: %q %q", got.Model, got.Prompt)
+	}
+}
+
+var parseErrorCases = []struct {
+	kind Kind
+	body string
+	want string
+}{
+	{kC, ``, "malformed JSON at byte 0: unexpected end of input"},
+	{kC, `{"model":"m","prompt":"p"`, "malformed JSON at byte 25: unexpected end of input"},
+	{kC, `{"model":"m","prompt":"p"} x`, "malformed JSON at byte 27: unexpected data after top-level value"},
+	{kC, `{"model":"m" "prompt":"p"}`, "malformed JSON at byte 13: expected ',' or '}'"},
+	{kC, `{"model":"m","prompt":"a` + "\n" + `"}`, "malformed JSON at byte 24: control character in string"},
+	{kC, `{"model":"m","prompt":"\x"}`, "malformed JSON at byte 24: invalid escape"},
+	{kC, `{"model":"m","prompt":"\u12"}`, "invalid \\u escape"},
+	{kC, `{"model":"m","prompt":"p","n":01}`, "malformed JSON at byte 31"},
+	{kC, `{"model":"m","prompt":"p","n":tru}`, "invalid literal"},
+	{kC, `{"model":"m","prompt":"p",}`, "expected string key"},
+	{kC, `{"model":"m","prompt":"p","x":[1,]}`, "expected a value"},
+	{kC, `[1,2]`, "request body must be a JSON object"},
+	{kC, `{"prompt":"p"}`, "model is required"},
+	{kC, `{"model":"","prompt":"p"}`, "model must be a non-empty string"},
+	{kC, `{"model":5,"prompt":"p"}`, "model must be a non-empty string"},
+	{kC, `{"model":null,"prompt":"p"}`, "model must be a non-empty string"},
+	{kC, `{"model":"m"}`, "prompt is required"},
+	{kC, `{"model":"m","prompt":null}`, "prompt is required"},
+	{kC, `{"model":"m","prompt":[]}`, "prompt must not be an empty list"},
+	{kC, `{"model":"m","prompt":["a",1]}`, "prompt must be a string, a list of strings"},
+	{kC, `{"model":"m","prompt":[1,-2]}`, "prompt token ids must be integers in [0, 4294967295], got -2"},
+	{kC, `{"model":"m","prompt":[4294967296]}`, "got 4294967296"},
+	{kC, `{"model":"m","prompt":[1.5]}`, "got 1.5"},
+	{kC, `{"model":"m","prompt":{}}`, "prompt must be a string"},
+	{kC, `{"model":"m","prompt":"p","stream":"yes"}`, "stream must be a boolean"},
+	{kC, `{"model":"m","prompt":"p","stream_options":{"include_usage":1}}`, "stream_options.include_usage must be a boolean"},
+	{kC, `{"model":"m","prompt":"p","stream_options":[]}`, "stream_options must be an object"},
+	{kC, `{"model":"m","prompt":"p","max_tokens":-1}`, "max_tokens must be an integer in [0, 2147483647], got -1"},
+	{kC, `{"model":"m","prompt":"p","max_tokens":"5"}`, "max_tokens must be an integer"},
+	{kC, `{"model":"m","prompt":"p","user":1}`, "user must be a string"},
+	{kC, `{"model":"m","prompt":"p","cache_salt":{}}`, "cache_salt must be a string"},
+	{kCh, `{"model":"m"}`, "messages is required"},
+	{kCh, `{"model":"m","messages":[]}`, "messages must not be empty"},
+	{kCh, `{"model":"m","messages":"hi"}`, "messages must be a list of message objects"},
+	{kCh, `{"model":"m","messages":["hi"]}`, "messages[0] must be a message object"},
+	{kCh, `{"model":"m","messages":[{"role":"u","content":"x"},{"content":"x"}]}`, "messages[1].role is required"},
+	{kCh, `{"model":"m","messages":[{"role":7,"content":"x"}]}`, "messages[0].role must be a string"},
+	{kCh, `{"model":"m","messages":[{"role":"u","content":7}]}`, "messages[0].content must be a string, a list of content parts or null"},
+	{kCh, `{"model":"m","messages":[{"role":"u","content":["x"]}]}`, "messages[0].content[0] must be a content part object"},
+	{kCh, `{"model":"m","messages":[{"role":"u","content":[{"type":"text","text":1}]}]}`, "messages[0].content[0].text must be a string"},
+	{kR, `{"model":"m"}`, "input is required"},
+	{kR, `{"model":"m","input":5}`, "input must be a string or a list of input items"},
+	{kR, `{"model":"m","input":"x","instructions":5}`, "instructions must be a string"},
+	{kR, `{"model":"m","input":[1]}`, "input[0] must be a message object"},
+	{kE, `{"model":"m"}`, "input is required"},
+	{kE, `{"model":"m","input":true}`, "input must be a string, a list of strings"},
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range parseErrorCases {
+		_, err := Parse(tc.kind, []byte(tc.body))
+		var ae *apierr.Error
+		if !errors.As(err, &ae) || ae.Status != 400 || ae.Type != apierr.TypeInvalidRequest {
+			t.Errorf("%s: err = %v, want a 400 invalid_request_error", tc.body, err)
+			continue
+		}
+		if !strings.Contains(ae.Message, tc.want) {
+			t.Errorf("%s: message %q, want it to contain %q", tc.body, ae.Message, tc.want)
+		}
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	if r, err := Parse(KindModels, nil); err != nil || r.Kind != KindModels {
+		t.Errorf("models: %v, %v", r, err)
+	}
+	if _, err := Parse(KindUnknown, []byte(`{}`)); err == nil {
+		t.Error("unknown kind: no error")
+	}
+}
+
+func TestNestingLimit(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(`{"model":"m","prompt":"p","x":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+	}
+	if _, err := Parse(KindCompletions, nest(10000)); err != nil {
+		t.Errorf("depth 10000: %v", err)
+	}
+	if _, err := Parse(KindCompletions, nest(10001)); err == nil || !strings.Contains(err.Error(), "nesting") {
+		t.Errorf("depth 10001: err = %v, want a nesting error", err)
+	}
+}
+
+func TestKindForPath(t *testing.T) {
+	tests := []struct {
+		path string
+		want Kind
+	}{
+		{"/v1/completions", KindCompletions},
+		{"/v1/chat/completions?x=1", KindChatCompletions},
+		{"/v1/chat/completions/", KindChatCompletions},
+		{"/v1/responses", KindResponses},
+		{"/v1/embeddings#f", KindEmbeddings},
+		{"/v1/models", KindModels},
+		{"/v1/models/llama", KindModels},
+	}
+	for _, tc := range tests {
+		if got, err := KindForPath(tc.path); err != nil || got != tc.want {
+			t.Errorf("KindForPath(%q) = %v, %v; want %v", tc.path, got, err, tc.want)
+		}
+	}
+	for _, path := range []string{"/", "", "/v1/chat", "/v2/completions", "/v1/completions/x"} {
+		_, err := KindForPath(path)
+		var ae *apierr.Error
+		if !errors.As(err, &ae) || ae.Status != 404 || !strings.Contains(ae.Message, path) {
+			t.Errorf("KindForPath(%q): err = %v, want a 404 naming the path", path, err)
+		}
+	}
+}
