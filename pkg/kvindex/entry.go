@@ -70,8 +70,11 @@ func (e entry) intersect(active, next []uint64) bool {
 	next[0] = active[0] & e.lo
 	any := next[0]
 	for w := 1; w < len(active); w++ {
-		next[w] = active[w] & e.word(w)
-		any |= next[w]
+		next[w] = 0
+		if active[w] != 0 { // skip the pointer chase for settled words
+			next[w] = active[w] & e.word(w)
+			any |= next[w]
+		}
 	}
 	return any != 0
 }

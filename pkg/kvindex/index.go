@@ -85,7 +85,11 @@ func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time)
 	for i := len(chain) - 1; i >= 0; i-- {
 		ep.upsert(chain[i], false)
 	}
-	ep.recs = append(ep.recs, expRec{ep.clock, exp})
+	if n := len(ep.recs); n > ep.rhead && ep.recs[n-1].exp == exp {
+		ep.recs[n-1].touch = ep.clock // same expiry: extend the last record
+	} else {
+		ep.recs = append(ep.recs, expRec{ep.clock, exp})
+	}
 	ix.settle(ep)
 }
 
