@@ -7,6 +7,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -145,7 +146,8 @@ type Stats struct {
 	BlockSize, MaxLoRAs int
 }
 
-// Stats returns a snapshot.
+// Stats returns a snapshot; RunningLoRAs is sorted, WaitingLoRAs is in queue
+// order.
 func (e *Engine) Stats() Stats {
 	st := Stats{
 		Running: len(e.running), Waiting: len(e.waiting), UsedBlocks: e.kv.used(),
@@ -158,6 +160,7 @@ func (e *Engine) Stats() Stats {
 	for name := range e.loras {
 		st.RunningLoRAs = append(st.RunningLoRAs, name)
 	}
+	slices.Sort(st.RunningLoRAs)
 	seen := map[string]bool{}
 	for _, s := range e.waiting {
 		if s.lora != "" && !seen[s.lora] {

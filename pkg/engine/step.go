@@ -42,6 +42,10 @@ type chunk struct {
 // requests into the remaining token and sequence budgets, computes the step
 // duration and applies its effects. Updates and KV events are stamped with
 // the step's end, now+Duration. Step on an idle engine returns a zero result.
+//
+// A virtual-time caller steps at now, advances its clock to now+Duration,
+// delivers the updates, adds arrivals up to the new time and steps again
+// while the engine is not Idle.
 func (e *Engine) Step(now time.Time) StepResult {
 	var res StepResult
 	if e.Idle() {
