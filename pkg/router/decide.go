@@ -1,0 +1,99 @@
+package router
+
+import (
+	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/scheduler"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// Candidates gathers every endpoint's state for p: load, active work and the
+// cached prefix length from the index.
+func (r *Router) Candidates(p *Prepared) []scheduler.Candidate {
+	snap := r.deps.Set.Snapshot()
+	cands := make([]scheduler.Candidate, len(snap.List))
+	pos := make(map[string]int, len(snap.List))
+	for i, e := range snap.List {
+		cands[i] = scheduler.Candidate{Entry: e, Load: e.Load(), Capacity: e.Capacity(), Active: r.deps.Active.Counts(e.Key())}
+		pos[e.Key()] = i
+	}
+	if len(p.Chain) > 0 {
+		start := time.Now()
+		for _, o := range r.deps.Index.Match(p.Chain, r.deps.Now(), nil) {
+			if i, ok := pos[o.Endpoint]; ok {
+				cands[i].CachedBlocks = o.Blocks
+			}
+		}
+		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
+	}
+	return cands
+}
+
+// Decide picks endpoints for p with fresh state and records the choice:
+// active work on the primary, the predicted cache (on the predicted path) and
+// the session pin. It never blocks.
+func (r *Router) Decide(p *Prepared) (*Decision, error) {
+	if p.Session != "" {
+		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
+	}
+	cands := r.Candidates(p)
+	start := time.Now()
+	chosen, _, err := r.sched.Schedule(&p.Req, cands)
+	telemetry.DecisionStage.WithLabelValues("score").Observe(time.Since(start).Seconds())
+	if err != nil {
+		return nil, err
+	}
+	return r.record(p, chosen), nil
+}
+
+func (r *Router) record(p *Prepared, chosen []scheduler.Candidate) *Decision {
+	now := r.deps.Now()
+	primary := &chosen[0]
+	d := &Decision{r: r, p: p, start: now, cached: primary.CachedTokens(&p.Req)}
+	for i := range chosen {
+		d.endpoints = append(d.endpoints, chosen[i].Key())
+	}
+	d.handle = r.addWork(p, primary.Key(), d.cached, now)
+	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.Chain) > 0 {
+		r.deps.Index.RecordPredicted(primary.Key(), p.Chain, now)
+	}
+	if p.Session != "" {
+		r.sessions.set(p.Session, primary.Key(), now)
+	}
+	if p.Req.Blocks > 0 {
+		telemetry.KVHitRatio.WithLabelValues(r.deps.Pool, r.cfg.KV.Observation).
+			Observe(float64(min(primary.CachedBlocks, p.Req.Blocks)) / float64(p.Req.Blocks))
+	}
+	if r.cfg.Router.WorkerHeaders {
+		d.headers = workerHeaders(primary)
+	}
+	return d
+}
+
+func (r *Router) addWork(p *Prepared, endpoint string, cached int, now time.Time) *activework.Handle {
+	h := r.deps.Active.Add(endpoint, activework.Work{PromptTokens: p.Req.PromptTokens,
+		UncachedTokens: p.Req.PromptTokens - cached, ExpectedOutput: p.MaxTokens, BlockSize: p.Req.BlockSize}, now)
+	r.publishActive(endpoint)
+	return h
+}
+
+// publishActive mirrors an endpoint's active work into its gauges.
+func (r *Router) publishActive(endpoint string) {
+	c := r.deps.Active.Counts(endpoint)
+	telemetry.ActivePrefillTokens.WithLabelValues(endpoint).Set(float64(c.PrefillTokens))
+	telemetry.ActiveDecodeBlocks.WithLabelValues(endpoint).Set(float64(c.DecodeBlocks))
+	telemetry.ActiveRequests.WithLabelValues(endpoint).Set(float64(c.Requests))
+}
+
+// CachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
+func (r *Router) CachedBlocksOn(p *Prepared, endpoint string) int {
+	for _, o := range r.deps.Index.Match(p.Chain, r.deps.Now(), nil) {
+		if o.Endpoint == endpoint {
+			return o.Blocks
+		}
+	}
+	return 0
+}
+

@@ -1,0 +1,104 @@
+package router
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/scheduler"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// Decision is one routed request: where it goes and its lifecycle, which
+// moves its active work (prefill done at the first token, freed at the end).
+// Safe for concurrent use.
+type Decision struct {
+	r         *Router
+	p         *Prepared
+	start     time.Time
+	cached    int
+	endpoints []string
+	headers   []extproc.HeaderValue
+
+	mu     sync.Mutex
+	handle *activework.Handle
+	done   bool
+}
+
+// Endpoints is the ordered destination list, primary first.
+func (d *Decision) Endpoints() []string { return d.endpoints }
+
+// Headers are the extra worker headers, when enabled.
+func (d *Decision) Headers() []extproc.HeaderValue { return d.headers }
+
+// Prepared is the request this decision routed.
+func (d *Decision) Prepared() *Prepared { return d.p }
+
+// CachedTokens is the prefix the primary endpoint was believed to hold.
+func (d *Decision) CachedTokens() int { return d.cached }
+
+// Served moves the accounting when the proxy used a fallback endpoint.
+func (d *Decision) Served(endpoint string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done || endpoint == "" || endpoint == d.handle.Endpoint() {
+		return
+	}
+	old := d.handle.Endpoint()
+	d.handle.Free()
+	d.r.publishActive(old)
+	cached := min(d.r.CachedBlocksOn(d.p, endpoint)*d.p.Req.BlockSize, d.p.Req.PromptTokens)
+	d.handle = d.r.addWork(d.p, endpoint, cached, d.r.deps.Now())
+}
+
+// FirstToken marks the prefill done.
+func (d *Decision) FirstToken() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done {
+		d.handle.PrefillDone(d.r.deps.Now())
+		d.r.publishActive(d.handle.Endpoint())
+	}
+}
+
+// Progress grows the decode accounting with the output seen.
+func (d *Decision) Progress(completionTokens int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done {
+		d.handle.Progress(completionTokens, d.r.deps.Now())
+	}
+}
+
+// Usage records the engine's own cache report.
+func (d *Decision) Usage(u request.Usage) {
+	if u.PromptTokens > 0 {
+		telemetry.EngineCachedRatio.WithLabelValues(d.r.deps.Pool).Observe(float64(u.CachedTokens) / float64(u.PromptTokens))
+	}
+}
+
+// Done frees the request's accounting. Idempotent.
+func (d *Decision) Done(error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return
+	}
+	d.done = true
+	d.handle.Free()
+	d.r.publishActive(d.handle.Endpoint())
+}
+
+func workerHeaders(c *scheduler.Candidate) []extproc.HeaderValue {
+	h := []extproc.HeaderValue{
+		{Key: "x-worker-instance-id", Value: c.Entry.WorkerID},
+		{Key: "x-dynamo-worker-instance-id", Value: c.Entry.WorkerID},
+	}
+	if c.Entry.DPRank != nil {
+		h = append(h, extproc.HeaderValue{Key: "x-dp-rank", Value: strconv.Itoa(*c.Entry.DPRank)})
+	}
+	return h
+}

@@ -1,0 +1,79 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/scheduler"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// Prepared is a request ready for selection: its block chain and the
+// request-level facts the scheduler needs.
+type Prepared struct {
+	Req       scheduler.Request
+	Chain     []uint64
+	Priority  int
+	Session   string
+	MaxTokens int
+	Model     string
+}
+
+// Prepare tokenizes and hashes the prompt and reads the routing headers.
+func (r *Router) Prepare(ctx context.Context, in *extproc.RouteInput) (*Prepared, error) {
+	p := &Prepared{Priority: r.priority(in.Headers)}
+	p.Req.BlockSize = r.cfg.KV.BlockSize
+	p.Req.Subset, p.Req.SubsetPresent = in.Subset, in.SubsetPresent
+	p.Req.Override = in.Headers[r.cfg.Router.OverrideHeader]
+	if r.sched.SessionAffinity() {
+		p.Session = in.Headers[r.cfg.Router.Session.Header]
+	}
+	if in.Request == nil {
+		return p, nil
+	}
+	req := in.Request
+	p.Model, p.MaxTokens = req.Model, req.MaxTokens
+	p.Req.Model = req.Model
+	if r.cfg.Router.LoRA.Enabled && r.isAdapter(req.Model) {
+		p.Req.LoRA = req.Model
+	}
+	tokens := req.PromptTokenIDs
+	if len(tokens) == 0 && req.Prompt != "" {
+		start := time.Now()
+		var err error
+		tokens, err = r.deps.Tokenizer.Tokenize(ctx, req.Model, req.Prompt, nil)
+		if err != nil {
+			return nil, fmt.Errorf("tokenize prompt: %w", err)
+		}
+		telemetry.DecisionStage.WithLabelValues("tokenize").Observe(time.Since(start).Seconds())
+	}
+	start := time.Now()
+	p.Req.PromptTokens = len(tokens)
+	p.Chain = kvindex.BlockHashes(make([]uint64, 0, len(tokens)/p.Req.BlockSize), kvindex.Seed(req.Model, p.Req.LoRA, req.CacheSalt), tokens, p.Req.BlockSize)
+	p.Req.Blocks = len(p.Chain)
+	telemetry.DecisionStage.WithLabelValues("hash").Observe(time.Since(start).Seconds())
+	return p, nil
+}
+
+// priority maps the InferenceObjective header to its configured priority.
+func (r *Router) priority(h map[string]string) int {
+	name := h["x-gateway-inference-objective"]
+	if name == "" {
+		return 0
+	}
+	return r.cfg.Objectives[name]
+}
+
+func (r *Router) isAdapter(model string) bool {
+	for _, e := range r.deps.Set.Snapshot().List {
+		for _, a := range e.LoRAAdapters {
+			if a == model {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+// Package router is the decision path: it turns a parsed request into block
+// hashes, gathers each endpoint's state (load, active work, cached prefix),
+// holds the request in the admission queue while the fleet is full, asks the
+// scheduler for an ordered choice, and records the outcome (active work,
+// predicted cache, session pin). It implements extproc.Router; the same
+// Prepare/Decide steps serve the virtual-time fleet simulator.
+package router
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/scheduler"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+	"github.com/kvpick/kvpick/pkg/tokenize"
+)
+
+// Deps are the stateful parts the router reads and updates.
+type Deps struct {
+	Set       *endpoints.Set
+	Index     *kvindex.Index
+	Active    *activework.Tracker
+	Tokenizer tokenize.Tokenizer
+	Log       logr.Logger
+	// Now is the clock (default time.Now); a simulator passes virtual time.
+	Now func() time.Time
+	// Pool labels metrics.
+	Pool string
+}
+
+// Router is safe for concurrent use.
+type Router struct {
+	cfg      *v1.Config
+	sched    *scheduler.Scheduler
+	deps     Deps
+	queue    *admission.Queue // nil when queueing is off
+	reserved *reservations
+	sessions *sessions
+	events   *eventsWatch
+}
+
+// New builds a router for a validated, defaulted config.
+func New(cfg *v1.Config, d Deps) (*Router, error) {
+	sched, err := scheduler.New(cfg.Router)
+	if err != nil {
+		return nil, err
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Tokenizer == nil {
+		d.Tokenizer = tokenize.Approximate{}
+	}
+	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
+		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch()}
+	if cfg.Admission.QueueThreshold != nil {
+		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
+			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool}, r.canDispatch)
+	}
+	telemetry.ObservationPath.WithLabelValues(d.Pool, cfg.KV.Observation).Set(1)
+	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
+	if !d.Tokenizer.Exact() {
+		d.Log.Info("tokenizer is approximate: block hashes estimate the engine's tokens", "tokenizer", d.Tokenizer.Name())
+	}
+	d.Log.Info("router ready", "mode", cfg.Router.Mode, "observation", cfg.KV.Observation,
+		"queueThreshold", cfg.Admission.QueueThreshold, "blockSize", cfg.KV.BlockSize)
+	return r, nil
+}
+
+// Mode is the router mode in use.
+func (r *Router) Mode() string { return r.sched.Mode() }
+
+// Notify tells the admission queue that capacity may have freed.
+func (r *Router) Notify() {
+	if r.queue != nil {
+		r.queue.Notify()
+	}
+}
+
+// Close wakes every queued request with a shutting-down error.
+func (r *Router) Close() {
+	if r.queue != nil {
+		r.queue.Close()
+	}
+}
+
+// Route implements extproc.Router: prepare, wait for admission, decide.
+func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
+	p, err := r.Prepare(ctx, in)
+	if err != nil {
+		return nil, r.reject(err)
+	}
+	if err := r.admit(ctx, p); err != nil {
+		return nil, r.reject(err)
+	}
+	defer r.reserved.release(p)
+	d, err := r.Decide(p)
+	if err != nil {
+		return nil, r.reject(err)
+	}
+	return d, nil
+}
+
+func (r *Router) admit(ctx context.Context, p *Prepared) error {
+	if r.queue == nil {
+		return nil
+	}
+	start := r.deps.Now()
+	item := &admission.Item{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
+	err := r.queue.Admit(ctx, item)
+	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("client went away while queued: %w", err)
+	}
+	return err
+}
+
+func (r *Router) reject(err error) error {
+	if e, ok := err.(*apierr.Error); ok {
+		telemetry.Rejections.WithLabelValues(e.Type).Inc()
+	}
+	return err
+}
+
+// Run does periodic upkeep until ctx ends: expiring predicted index entries,
+// orphaned active work and idle session pins, and watching for silent events.
+func (r *Router) Run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := r.deps.Now()
+		r.deps.Index.Expire(now)
+		if n := r.deps.Active.Expire(now); n > 0 {
+			r.deps.Log.Info("freed orphaned active work", "requests", n)
+		}
+		telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
+		if r.cfg.KV.Observation == v1.ObserveEvents {
+			r.events.check(now, r.deps.Pool, r.deps.Log)
+		}
+	}
+}

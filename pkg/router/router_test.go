@@ -1,0 +1,274 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/apierr"
+	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/tokenize"
+)
+
+type fixture struct {
+	r      *Router
+	set    *endpoints.Set
+	active *activework.Tracker
+	index  *kvindex.Index
+	now    time.Time
+	mu     sync.Mutex
+}
+
+func (f *fixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func newFixture(t *testing.T, n int, mut func(*v1.Config)) *fixture {
+	t.Helper()
+	cfg := v1.Default()
+	cfg.Router.Seed = 1
+	if mut != nil {
+		mut(cfg)
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{set: endpoints.NewSet(), index: kvindex.New(kvindex.Options{}), now: time.Unix(1e6, 0)}
+	var eps []endpoints.Endpoint
+	for i := 0; i < n; i++ {
+		eps = append(eps, endpoints.Endpoint{Address: fmt.Sprintf("10.0.0.%d", i+1), Port: 8000, Models: []string{"m"},
+			LoRAAdapters: []string{"sql"}, Capacity: endpoints.Capacity{TotalBlocks: 100000, MaxBatchedTokens: 8192}})
+	}
+	if err := f.set.Replace(eps); err != nil {
+		t.Fatal(err)
+	}
+	var r *Router
+	f.active = activework.New(time.Minute, func() {
+		if r != nil {
+			r.Notify()
+		}
+	})
+	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: f.active, Log: logr.Discard(), Now: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r = r
+	t.Cleanup(r.Close)
+	return f
+}
+
+func input(prompt string, headers map[string]string) *extproc.RouteInput {
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	return &extproc.RouteInput{Path: "/v1/completions", Headers: headers,
+		Request: &request.Request{Kind: request.KindCompletions, Model: "m", Prompt: prompt, MaxTokens: 16}}
+}
+
+func words(prefix string, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%s%d ", prefix, i)
+	}
+	return b.String()
+}
+
+func TestSharedPrefixesLandTogetherAndLoadSpreads(t *testing.T) {
+	f := newFixture(t, 4, nil)
+	where := map[string]map[string]int{} // prefix group -> endpoint -> count
+	var open []extproc.Decision
+	for i := 0; i < 40; i++ {
+		group := fmt.Sprintf("g%d", i%4)
+		d, err := f.r.Route(context.Background(), input(words(group, 600)+words("q", 20+i), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if where[group] == nil {
+			where[group] = map[string]int{}
+		}
+		where[group][d.Endpoints()[0]]++
+		open = append(open, d)
+		d.FirstToken()
+	}
+	used := map[string]bool{}
+	for g, eps := range where {
+		if len(eps) != 1 {
+			t.Errorf("group %s spread over %v, want one endpoint", g, eps)
+		}
+		for ep := range eps {
+			used[ep] = true
+		}
+	}
+	if len(used) != 4 {
+		t.Errorf("4 groups used %d endpoints, want all 4: %v", len(used), where)
+	}
+	for _, d := range open {
+		d.Done(nil)
+	}
+	for _, e := range f.set.Snapshot().List {
+		if c := f.active.Counts(e.Key()); c != (activework.Counts{}) {
+			t.Fatalf("active work leaked on %s: %+v", e.Key(), c)
+		}
+	}
+}
+
+func TestQueueWaitsForCapacityAndHonoursPriority(t *testing.T) {
+	f := newFixture(t, 1, func(c *v1.Config) {
+		th := 0.5
+		c.Admission.QueueThreshold = &th
+		c.Objectives = map[string]int{"critical": 10, "batch": -1}
+	})
+	// 8,000 approximate tokens of prefill puts the only endpoint over 0.5 x 8192.
+	first, err := f.r.Route(context.Background(), input(words("doc", 4000), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan string, 2)
+	route := func(name, objective string) {
+		d, err := f.r.Route(context.Background(), input(words(name, 50), map[string]string{"x-gateway-inference-objective": objective}))
+		if err != nil {
+			results <- "error " + err.Error()
+			return
+		}
+		results <- name
+		d.FirstToken()
+		d.Done(nil)
+	}
+	go route("low", "batch")
+	waitLen(t, f.r, 1)
+	go route("high", "critical")
+	waitLen(t, f.r, 2)
+	select {
+	case got := <-results:
+		t.Fatalf("%s dispatched while the fleet was over threshold", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	first.FirstToken() // prefill done: capacity frees
+	if a, b := <-results, <-results; a != "high" || b != "low" {
+		t.Fatalf("dispatch order %s, %s; want high then low", a, b)
+	}
+	first.Done(nil)
+}
+
+func TestQueueFullAndCancel(t *testing.T) {
+	f := newFixture(t, 1, func(c *v1.Config) {
+		th := 0.1
+		c.Admission.QueueThreshold = &th
+		c.Admission.MaxQueueLength = 1
+	})
+	busy, err := f.r.Route(context.Background(), input(words("doc", 2000), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := f.r.Route(ctx, input("waiting", nil)); errc <- err }()
+	waitLen(t, f.r, 1)
+	_, err = f.r.Route(context.Background(), input("overflow", nil))
+	if e := apierr.As(err); e.Status != 429 || !strings.Contains(e.Message, "full") {
+		t.Fatalf("overflow: %v, want 429 queue full", err)
+	}
+	cancel()
+	if err := <-errc; err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled waiter got %v", err)
+	}
+	waitLen(t, f.r, 0)
+	busy.Done(nil)
+}
+
+func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
+	f := newFixture(t, 3, nil)
+	hdr := map[string]string{"x-session-id": "s1"}
+	d, err := f.r.Route(context.Background(), input("hello there", hdr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary, fallback := d.Endpoints()[0], d.Endpoints()[1]
+	d.Served(fallback)
+	if f.active.Counts(primary).Requests != 0 || f.active.Counts(fallback).Requests != 1 {
+		t.Fatalf("served did not move accounting: %+v %+v", f.active.Counts(primary), f.active.Counts(fallback))
+	}
+	d.Done(nil)
+	d.Done(errors.New("again")) // idempotent
+	for i := 0; i < 5; i++ {
+		d2, err := f.r.Route(context.Background(), input(words("other", 300+i), hdr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d2.Endpoints()[0] != primary {
+			t.Fatalf("session moved from %s to %s", primary, d2.Endpoints()[0])
+		}
+		d2.Done(nil)
+	}
+}
+
+func TestWorkerHeadersAndBodylessRequests(t *testing.T) {
+	f := newFixture(t, 2, func(c *v1.Config) { c.Router.WorkerHeaders = true })
+	d, err := f.r.Route(context.Background(), &extproc.RouteInput{Path: "/v1/models", Headers: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := d.Headers(); len(h) < 2 || h[0].Key != "x-worker-instance-id" || h[0].Value == "" {
+		t.Fatalf("worker headers %v", h)
+	}
+	d.Done(nil)
+}
+
+func TestObservedEventsDriveMatches(t *testing.T) {
+	f := newFixture(t, 2, func(c *v1.Config) { c.KV.Observation = v1.ObserveEvents })
+	prompt := words("shared", 400)
+	tokens := tokenize.Approx(nil, prompt)
+	full := len(tokens) / 16 * 16
+	hashes := make([]uint64, full/16)
+	for i := range hashes {
+		hashes[i] = uint64(1000 + i) // engine hashes are not ours
+	}
+	target := "10.0.0.2:8000"
+	f.r.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.BlockStored{BlockHashes: hashes, TokenIDs: tokens[:full], BlockSize: 16}}})
+	p, err := f.r.Prepare(context.Background(), input(prompt, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.r.CachedBlocksOn(p, target); got != len(hashes) {
+		t.Fatalf("observed match %d blocks, want %d", got, len(hashes))
+	}
+	d, err := f.r.Decide(p)
+	if err != nil || d.Endpoints()[0] != target {
+		t.Fatalf("decision %v err %v, want %s", d.Endpoints(), err, target)
+	}
+	d.Done(nil)
+	// The events path never records predictions: the other endpoint stays cold.
+	if f.r.CachedBlocksOn(p, "10.0.0.1:8000") != 0 {
+		t.Fatal("prediction recorded on the events path")
+	}
+	f.r.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.AllBlocksCleared{}}})
+	if f.r.CachedBlocksOn(p, target) != 0 {
+		t.Fatal("cleared cache still matched")
+	}
+}
+
+func waitLen(t *testing.T, r *Router, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.queue.Len() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue length %d, want %d", r.queue.Len(), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
