@@ -25,7 +25,7 @@ func (st *stream) readContext(msg *extprocv3.ProcessingRequest) {
 			st.respMode = modeOf(pc.GetResponseBodyMode())
 		}
 	}
-	st.observe = msg.GetObservabilityMode()
+	st.observe = st.observe || msg.GetObservabilityMode() // a filter setting: sticky for the stream
 	md := msg.GetMetadataContext().GetFilterMetadata()
 	if md == nil {
 		return

@@ -24,10 +24,11 @@ func (st *stream) onRequestHeaders(h *extprocv3.HttpHeaders) error {
 	if p := st.headers[HeaderOriginalPath]; p != "" {
 		st.path = p
 	}
-	st.kind = request.KindForPath(stripQuery(st.path))
-	if st.kind == request.KindUnknown {
-		return st.reject(apierr.NotFound("unknown path %q", stripQuery(st.path)))
+	kind, err := request.KindForPath(st.path)
+	if err != nil {
+		return st.reject(err)
 	}
+	st.kind = kind
 	if h.GetEndOfStream() || st.reqMode == modeNone {
 		st.bodyDone = true
 		return st.routeHeadersOnly()

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
-	"github.com/kvpick/kvpick/pkg/request"
 )
 
 func TestStreamedBodyChunking(t *testing.T) {
@@ -192,8 +191,3 @@ func TestLargeBodyEchoedInChunks(t *testing.T) {
 	}
 }
 
-func TestKindForPathUsed(t *testing.T) {
-	if request.KindForPath("/v1/chat/completions") == request.KindUnknown {
-		t.Fatal("chat completions path unknown")
-	}
-}

@@ -3,6 +3,7 @@ package extproc
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +41,7 @@ func (st *stream) route(req *request.Request) (ok bool, err error) {
 func (st *stream) accept(dec Decision, req *request.Request) {
 	st.dec = dec
 	if req != nil {
-		st.model = req.Model
+		st.model = strings.ToValidUTF8(req.Model, "\uFFFD") // a metric label value
 	}
 	st.endpoint = dec.Endpoints()[0]
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Inc()
@@ -63,7 +64,8 @@ func (st *stream) served(ep string) {
 		return
 	}
 	st.resp.servedSeen = true
-	if ep != st.endpoint {
+	// Only an endpoint of the decision becomes a label value: the reported one is proxy input.
+	if ep != st.endpoint && slices.Contains(st.dec.Endpoints(), ep) {
 		telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Dec()
 		telemetry.ExtprocEndpointInflight.WithLabelValues(ep).Inc()
 		st.endpoint = ep

@@ -1,0 +1,81 @@
+package extproc
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/go-logr/logr"
+)
+
+// BenchmarkDecisionStream is one full request over real gRPC on loopback: headers + an 8,000-token prompt (~32 KB)
+// streamed in 16 KB chunks and echoed, the decision, then response headers and three SSE chunks.
+func BenchmarkDecisionStream(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
+			eps := make([]string, n)
+			for i := range eps {
+				eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
+			}
+			h := startHarness(b, newFakeRouter(eps...), Options{Log: logr.Discard()}, nil, nil)
+			req := streamedReq(completion("m", longPrompt(8000)), 16384)
+			ctx := testCtx(b)
+			lat := make([]time.Duration, 0, b.N)
+			b.SetBytes(int64(len(req.Body)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				t0 := time.Now()
+				st, res, err := h.client.Route(ctx, req)
+				if err != nil || res.Status != 0 {
+					b.Fatalf("route: %v %+v", err, res)
+				}
+				if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sseChunks[1:]); err != nil {
+					b.Fatal(err)
+				}
+				if err := st.Close(); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+// BenchmarkDecisionBody220KB is the picker's body handling alone (in-memory stream, no gRPC): accumulate a
+// 220 KB prompt arriving in 16 KB chunks, parse it, route, and echo it in 62,000-byte chunks.
+func BenchmarkDecisionBody220KB(b *testing.B) {
+	body := completion("m", longPrompt(55_000))
+	chunks := make([][]byte, 0, len(body)/16384+1)
+	for off := 0; off < len(body); off += 16384 {
+		chunks = append(chunks, body[off:min(off+16384, len(body))])
+	}
+	srv := NewServer(newFakeRouter("10.0.0.1:8000", "10.0.0.2:8000"), Options{Log: logr.Discard()})
+	msgs := make([]*extprocv3.ProcessingRequest, 0, len(chunks)+1)
+	msgs = append(msgs, reqHeaders("/v1/completions", false))
+	for i, c := range chunks {
+		msgs = append(msgs, reqBody(string(c), i == len(chunks)-1))
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ms := newMemStream(msgs...)
+		ms.sent = make([]*extprocv3.ProcessingResponse, 0, 8)
+		if err := srv.Process(ms); err != nil || len(ms.sent) < 5 {
+			b.Fatalf("process: %v, %d answers", err, len(ms.sent))
+		}
+	}
+}
