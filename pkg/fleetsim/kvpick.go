@@ -1,0 +1,123 @@
+package fleetsim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/router"
+)
+
+// KVPick is a policy that is the picker itself: pkg/router with its
+// scheduler, admission predicate, KV index and active-work tracker, built
+// from a v1alpha1 config (defaults, then configure, then the run's seed when
+// configure left Router.Seed unset, then validation). The simulator plays
+// the ext_proc server's part: it calls Prepare, runs the admission queue,
+// Decide, and reports the response's first token, progress, usage and end.
+func KVPick(name string, configure func(*v1.Config)) Spec {
+	return Spec{Name: name, Build: func(env Env) (Policy, error) {
+		cfg := v1.Default()
+		if configure != nil {
+			configure(cfg)
+		}
+		if cfg.Router.Seed == 0 {
+			cfg.Router.Seed = env.Seed
+		}
+		cfg.SetDefaults()
+		if err := cfg.Validate(); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		return newKVPick(name, cfg, env)
+	}}
+}
+
+type kvpick struct {
+	cfg    *v1.Config
+	r      *router.Router
+	index  *kvindex.Index
+	active *activework.Tracker
+}
+
+func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
+	ix := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+	keys := make([]string, 0, len(env.Capacity))
+	for k := range env.Capacity {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // registration order fixes index ids: keep runs reproducible
+	for _, k := range keys {
+		ix.SetCapacity(k, env.Capacity[k])
+	}
+	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
+	r, err := router.New(cfg, router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name})
+	if err != nil {
+		return nil, err
+	}
+	return &kvpick{cfg: cfg, r: r, index: ix, active: active}, nil
+}
+
+type kvPending struct{ p *router.Prepared }
+
+func (k kvPending) PromptTokens() int { return k.p.Req.PromptTokens }
+func (k kvPending) Priority() int     { return k.p.Priority }
+
+func (k *kvpick) Prepare(a *Arrival) (Pending, error) {
+	in := &extproc.RouteInput{Path: "/v1/completions", Headers: map[string]string{},
+		Request: &request.Request{Kind: request.KindCompletions, Model: a.Model, PromptTokenIDs: a.Tokens, MaxTokens: a.Output}}
+	if a.Session != "" {
+		in.Headers[k.cfg.Router.Session.Header] = a.Session
+	}
+	p, err := k.r.Prepare(context.Background(), in)
+	if err != nil {
+		return nil, err
+	}
+	return kvPending{p}, nil
+}
+
+func (k *kvpick) Admission() *admission.Options {
+	if k.cfg.Admission.QueueThreshold == nil {
+		return nil
+	}
+	return &admission.Options{MaxLength: k.cfg.Admission.MaxQueueLength, MaxWait: k.cfg.Admission.MaxQueueWait.Duration}
+}
+
+func (k *kvpick) Admissible(p Pending) bool { return k.r.Admissible(p.(kvPending).p) }
+
+func (k *kvpick) Dispatch(p Pending) (Ticket, error) {
+	pp := p.(kvPending).p
+	d, err := k.r.Decide(pp)
+	k.r.Unreserve(pp)
+	if err != nil {
+		return nil, err
+	}
+	return kvTicket{d}, nil
+}
+
+func (k *kvpick) WantsEvents() bool { return k.cfg.KV.Observation == v1.ObserveEvents }
+
+func (k *kvpick) HandleEvents(endpoint string, b kvevents.Batch) { k.r.HandleBatch(endpoint, b) }
+
+// Tick is the router's periodic upkeep (Router.Run's body, in virtual time).
+func (k *kvpick) Tick(now time.Time) {
+	k.index.Expire(now)
+	k.active.Expire(now)
+}
+
+// kvTicket is the router's Decision seen as a Ticket.
+type kvTicket struct{ d *router.Decision }
+
+func (t kvTicket) Endpoint() string      { return t.d.Endpoints()[0] }
+func (t kvTicket) FirstToken()           { t.d.FirstToken() }
+func (t kvTicket) Progress(n int)        { t.d.Progress(n) }
+func (t kvTicket) Usage(u request.Usage) { t.d.Usage(u) }
+func (t kvTicket) Done(err error)        { t.d.Done(err) }

@@ -1,0 +1,85 @@
+package fleetsim
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+)
+
+// Policy names of the standard comparison.
+const (
+	PolicyRoundRobin  = "round-robin"
+	PolicyRandom      = "random"
+	PolicyLeastLoaded = "least-loaded"
+	PolicyPowerOfTwo  = "power-of-two"
+	PolicyKV          = "kv"          // kv mode, predicted observation
+	PolicyKVObserved  = "kv-observed" // kv mode, KV events
+	PolicyKVQueue     = "kv+queue"    // kv mode with queue admission
+	PolicyGAIE        = "gaie-default"
+	PolicySGLang      = "sglang-cache-aware"
+	PolicyLeastQueue  = "least-queue"
+)
+
+// PolicyNames lists every standard policy in table order.
+var PolicyNames = []string{PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo, PolicyKV,
+	PolicyKVObserved, PolicyKVQueue, PolicyGAIE, PolicySGLang, PolicyLeastQueue}
+
+// Options tune the standard policies.
+type Options struct {
+	// QueueThreshold is kv+queue's admission threshold (default 0.8, the brief's).
+	QueueThreshold float64
+}
+
+// Standard returns the named standard policies (all when names is empty).
+func Standard(names []string, o Options) ([]Spec, error) {
+	if o.QueueThreshold <= 0 {
+		o.QueueThreshold = 0.8
+	}
+	if len(names) == 0 {
+		names = PolicyNames
+	}
+	var out []Spec
+	for _, n := range names {
+		sp, ok := standard(strings.TrimSpace(n), o)
+		if !ok {
+			return nil, fmt.Errorf("unknown policy %q (known: %s)", n, strings.Join(PolicyNames, ", "))
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+func standard(name string, o Options) (Spec, bool) {
+	mode := func(m string) Spec { return KVPick(name, func(c *v1.Config) { c.Router.Mode = m }) }
+	switch name {
+	case PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo:
+		return mode(name), true
+	case PolicyKV:
+		return mode(v1.ModeKV), true
+	case PolicyKVObserved:
+		return KVPick(name, func(c *v1.Config) { c.Router.Mode, c.KV.Observation = v1.ModeKV, v1.ObserveEvents }), true
+	case PolicyKVQueue:
+		t := o.QueueThreshold
+		return KVPick(name, func(c *v1.Config) { c.Router.Mode, c.Admission.QueueThreshold = v1.ModeKV, &t }), true
+	case PolicyGAIE:
+		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 2},
+			v1.WeightedName{Name: v1.ScorerKVUtilization, Weight: 2}, v1.WeightedName{Name: v1.ScorerKVOverlap, Weight: 3}), true
+	case PolicyLeastQueue:
+		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 1}), true
+	case PolicySGLang:
+		return SGLangCacheAware(name, SGLangOptions{}), true
+	}
+	return Spec{}, false
+}
+
+// profile is a custom max-score profile on the predicted observation path
+// (what the Gateway API Inference Extension's approximate prefix scorer does:
+// it learns from its own routing decisions).
+func profile(name string, scorers ...v1.WeightedName) Spec {
+	return KVPick(name, func(c *v1.Config) {
+		c.Router.Mode = v1.ModeCustom
+		c.Router.Profile = &v1.Profile{Scorers: scorers, Picker: v1.PickerMaxScore}
+		c.KV.Observation = v1.ObservePredicted
+	})
+}
