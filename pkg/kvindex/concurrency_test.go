@@ -100,14 +100,17 @@ func checkConsistent(t *testing.T, ix *Index) {
 	}
 	n := 0
 	for i := range ix.s {
-		for h, e := range ix.s[i].m {
+		ix.s[i].t.each(func(h uint64, e entry) {
 			n += e.count()
+			if e.empty() {
+				t.Errorf("block %#x: empty entry kept", h)
+			}
 			for id := range held[h] {
 				if !e.has(id) {
 					t.Errorf("block %#x: endpoint %d missing from shard entry", h, id)
 				}
 			}
-		}
+		})
 	}
 	if n != total {
 		t.Errorf("shards hold %d claims, endpoints %d", n, total)

@@ -1,6 +1,7 @@
 package kvindex
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"unsafe"
@@ -15,8 +16,8 @@ const nShards = 1 << shardBits
 
 type shard struct {
 	mu sync.RWMutex
-	m  map[uint64]entry
-	_  [64 - (unsafe.Sizeof(sync.RWMutex{})+8)%64]byte // one shard per cache line
+	t  table
+	_  [64 - (unsafe.Sizeof(sync.RWMutex{})+unsafe.Sizeof(table{}))%64]byte // one shard per cache line
 }
 
 type shards [nShards]shard
@@ -24,7 +25,7 @@ type shards [nShards]shard
 func newShards() *shards {
 	s := new(shards)
 	for i := range s {
-		s[i].m = make(map[uint64]entry)
+		s[i].t = newTable(rand.Uint64())
 	}
 	return s
 }
@@ -67,18 +68,14 @@ func (sh *shard) applyLocked(id uint32, ops []op) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for _, o := range ops {
-		e, ok := sh.m[o.h]
-		switch {
-		case !o.del:
-			e.set(id, true)
-			sh.m[o.h] = e
-		case !ok:
-		default:
+		if !o.del {
+			sh.t.upsert(o.h).set(id, true)
+			continue
+		}
+		if e := sh.t.ptr(o.h); e != nil {
 			e.set(id, false)
 			if e.empty() {
-				delete(sh.m, o.h)
-			} else {
-				sh.m[o.h] = e
+				sh.t.del(o.h)
 			}
 		}
 	}
@@ -111,7 +108,7 @@ func (s *shards) gather(hs []uint64, active, masks []uint64) {
 		sh.mu.RLock()
 		for _, j := range order[start[k]:start[k+1]] {
 			mask := masks[int(j)*nw : int(j+1)*nw]
-			if e, ok := sh.m[hs[j]]; ok {
+			if e, ok := sh.t.get(hs[j]); ok {
 				e.intersect(active, mask)
 			} else {
 				clear(mask)
@@ -126,7 +123,7 @@ func (s *shards) blocks() int {
 	n := 0
 	for i := range s {
 		s[i].mu.RLock()
-		n += len(s[i].m)
+		n += s[i].t.len()
 		s[i].mu.RUnlock()
 	}
 	return n
