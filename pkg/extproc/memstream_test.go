@@ -8,6 +8,7 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 )
 
 // memStream is an in-memory ext_proc server stream: Recv replays msgs then returns io.EOF (or recvErr); Send
@@ -18,7 +19,9 @@ type memStream struct {
 	msgs      []*extprocv3.ProcessingRequest
 	recvErr   error
 	sent      []*extprocv3.ProcessingResponse
+	nsent     int
 	failAfter int
+	discard   bool // count answers without keeping them (benchmarks)
 }
 
 var _ extprocv3.ExternalProcessor_ProcessServer = (*memStream)(nil)
@@ -45,9 +48,12 @@ func (m *memStream) Recv() (*extprocv3.ProcessingRequest, error) {
 }
 
 func (m *memStream) Send(r *extprocv3.ProcessingResponse) error {
-	if m.failAfter > 0 && len(m.sent) >= m.failAfter {
+	if m.failAfter > 0 && m.nsent >= m.failAfter {
 		return errors.New("send failed")
 	}
-	m.sent = append(m.sent, r)
+	m.nsent++
+	if !m.discard { // a copy: the server reuses body buffers once the stream ends, as gRPC's Send allows
+		m.sent = append(m.sent, proto.Clone(r).(*extprocv3.ProcessingResponse))
+	}
 	return nil
 }

@@ -69,13 +69,11 @@ func (st *stream) onRequestBody(b *extprocv3.HttpBody) error {
 	return nil
 }
 
-// appendBody grows the buffer once to the declared content length when there is one.
+// appendBody collects a chunk into a pooled buffer, sized once to the declared content length when there is one.
 func (st *stream) appendBody(chunk []byte) {
 	if st.body == nil {
 		n, _ := strconv.Atoi(st.headers["content-length"])
-		if n > len(chunk) && int64(n) <= st.s.opts.MaxBodyBytes {
-			st.body = make([]byte, 0, n)
-		}
+		st.body = getBody(min(int64(max(n, len(chunk))), st.s.opts.MaxBodyBytes))
 	}
 	st.body = append(st.body, chunk...)
 }

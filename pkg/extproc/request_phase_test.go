@@ -190,4 +190,3 @@ func TestLargeBodyEchoedInChunks(t *testing.T) {
 		}
 	}
 }
-

@@ -84,6 +84,7 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 	telemetry.ExtprocActiveStreams.Inc()
 	defer telemetry.ExtprocActiveStreams.Dec()
 	st := s.newStream(srv)
+	defer st.release()
 	for !st.closed {
 		msg, err := srv.Recv()
 		if err != nil {

@@ -131,3 +131,12 @@ func (st *stream) abort(err error) {
 	}
 	st.finish(err, outcomeCanceled, st.resp.status)
 }
+
+// release returns the body buffer to the pool once nothing can reference it: the Decision has ended (or there is
+// none). A decision still open here (cannot happen through Process) keeps its buffer.
+func (st *stream) release() {
+	if st.dec == nil || st.ended {
+		putBody(st.body)
+		st.body = nil
+	}
+}
