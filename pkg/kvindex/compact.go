@@ -1,5 +1,7 @@
 package kvindex
 
+import "math/rand/v2"
+
 // slack is how far bookkeeping may outgrow the live block count before it is
 // compacted; compaction is O(n) and runs at most once per ~n operations.
 const slack = 1024
@@ -9,7 +11,7 @@ const slack = 1024
 func (ep *endpoint) compact() {
 	live := len(ep.log) - ep.head
 	switch {
-	case live > 2*len(ep.blocks)+slack:
+	case live > 2*ep.blocks.len()+slack:
 		ep.filterLog()
 		ep.trimRecs()
 	case ep.head > slack && ep.head > len(ep.log)/2:
@@ -20,7 +22,7 @@ func (ep *endpoint) compact() {
 		ep.recs = append(ep.recs[:0], ep.recs[ep.rhead:]...)
 		ep.rhead = 0
 	}
-	if len(ep.engine) > 2*len(ep.blocks)+slack {
+	if len(ep.engine) > 2*ep.blocks.len()+slack {
 		ep.trimEngine()
 	}
 }
@@ -55,7 +57,7 @@ func (ep *endpoint) trimRecs() {
 // expired); a later event naming one as parent then reports ErrUnknownParent.
 func (ep *endpoint) trimEngine() {
 	for eh, own := range ep.engine {
-		if _, ok := ep.blocks[own]; !ok {
+		if _, ok := ep.blocks.get(own); !ok {
 			delete(ep.engine, eh)
 		}
 	}
@@ -63,12 +65,10 @@ func (ep *endpoint) trimEngine() {
 
 // clearAll forgets every block of the endpoint. Callers hold ep.mu.
 func (ep *endpoint) clearAll(s *shards) int {
-	n := len(ep.blocks)
-	for h := range ep.blocks {
-		ep.ops = append(ep.ops, op{h: h, del: true})
-	}
+	n := ep.blocks.len()
+	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
 	ep.flush(s)
-	ep.blocks = make(map[uint64]uint64)
+	ep.blocks = newTable[uint64](rand.Uint64())
 	ep.engine = make(map[uint64]uint64)
 	ep.log, ep.head, ep.recs, ep.rhead = nil, 0, nil, 0
 	ep.observed, ep.predicted = 0, 0

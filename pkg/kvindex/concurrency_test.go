@@ -86,16 +86,16 @@ func checkConsistent(t *testing.T, ix *Index) {
 		if len(ep.ops) != 0 {
 			t.Errorf("%s: %d shard ops left unflushed", ep.name, len(ep.ops))
 		}
-		if ep.observed+ep.predicted != len(ep.blocks) {
-			t.Errorf("%s: observed %d + predicted %d != %d", ep.name, ep.observed, ep.predicted, len(ep.blocks))
+		if ep.observed+ep.predicted != ep.blocks.len() {
+			t.Errorf("%s: observed %d + predicted %d != %d", ep.name, ep.observed, ep.predicted, ep.blocks.len())
 		}
-		for h := range ep.blocks {
+		ep.blocks.each(func(h, _ uint64) {
 			if held[h] == nil {
 				held[h] = map[uint32]bool{}
 			}
 			held[h][ep.id] = true
 			total++
-		}
+		})
 		ep.mu.Unlock()
 	}
 	n := 0

@@ -2,6 +2,7 @@ package kvindex
 
 import (
 	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 )
@@ -19,7 +20,7 @@ type endpoint struct {
 
 	// blocks maps own hash -> touch<<1 | observed bit. The touch is a
 	// per-endpoint clock value; the newest touch of a block is its LRU position.
-	blocks map[uint64]uint64
+	blocks table[uint64]
 	// log lists (hash, touch) in touch order from head; items whose touch is
 	// no longer the block's current touch are stale and skipped. Popping from
 	// the front yields least recently touched blocks first.
@@ -55,7 +56,7 @@ type expRec struct {
 }
 
 func newEndpoint(name string, id uint32) *endpoint {
-	ep := &endpoint{id: id, name: name, blocks: make(map[uint64]uint64), engine: make(map[uint64]uint64)}
+	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), engine: make(map[uint64]uint64)}
 	ep.nextDue.Store(never)
 	return ep
 }
@@ -64,10 +65,10 @@ func newEndpoint(name string, id uint32) *endpoint {
 // expire and stay observed). Callers hold ep.mu.
 func (ep *endpoint) upsert(h uint64, observed bool) {
 	ep.clock++
-	old, had := ep.blocks[h]
-	wasObs := had && old&1 == 1
+	v, had := ep.blocks.upsert(h)
+	wasObs := had && *v&1 == 1
 	obs := observed || wasObs
-	ep.blocks[h] = ep.clock<<1 | b2u(obs)
+	*v = ep.clock<<1 | b2u(obs)
 	ep.log = append(ep.log, logItem{h, ep.clock})
 	switch {
 	case !had && obs:
@@ -85,11 +86,11 @@ func (ep *endpoint) upsert(h uint64, observed bool) {
 
 // drop forgets block h. Callers hold ep.mu.
 func (ep *endpoint) drop(h uint64) bool {
-	v, ok := ep.blocks[h]
+	v, ok := ep.blocks.get(h)
 	if !ok {
 		return false
 	}
-	delete(ep.blocks, h)
+	ep.blocks.del(h)
 	if v&1 == 1 {
 		ep.observed--
 	} else {
@@ -101,18 +102,18 @@ func (ep *endpoint) drop(h uint64) bool {
 
 // current reports whether a log item is the block's latest touch.
 func (ep *endpoint) current(it logItem) (v uint64, ok bool) {
-	v, ok = ep.blocks[it.hash]
+	v, ok = ep.blocks.get(it.hash)
 	return v, ok && v>>1 == it.touch
 }
 
 // evict prunes least recently touched blocks down to target once the
 // endpoint holds more than limit. Returns the number evicted.
 func (ep *endpoint) evict(limit, target int) int {
-	if len(ep.blocks) <= limit {
+	if ep.blocks.len() <= limit {
 		return 0
 	}
 	n := 0
-	for len(ep.blocks) > target && ep.head < len(ep.log) {
+	for ep.blocks.len() > target && ep.head < len(ep.log) {
 		it := ep.log[ep.head]
 		ep.head++
 		if _, ok := ep.current(it); ok && ep.drop(it.hash) {
@@ -139,7 +140,7 @@ func (ep *endpoint) expire(t int64) int {
 		case !ok:
 		case v&1 == 1: // observed: keep, move behind the expiry window
 			ep.clock++
-			ep.blocks[it.hash] = ep.clock<<1 | 1
+			*ep.blocks.ptr(it.hash) = ep.clock<<1 | 1
 			ep.log = append(ep.log, logItem{it.hash, ep.clock})
 		default:
 			ep.drop(it.hash)

@@ -68,7 +68,7 @@ func checkMatch(t *testing.T, ix *Index, chain []uint64, now time.Time) {
 		ep.mu.Lock()
 		n := 0
 		for n < len(chain) {
-			if _, ok := ep.blocks[chain[n]]; !ok {
+			if _, ok := ep.blocks.get(chain[n]); !ok {
 				break
 			}
 			n++

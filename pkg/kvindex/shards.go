@@ -16,8 +16,8 @@ const nShards = 1 << shardBits
 
 type shard struct {
 	mu sync.RWMutex
-	t  table
-	_  [64 - (unsafe.Sizeof(sync.RWMutex{})+unsafe.Sizeof(table{}))%64]byte // one shard per cache line
+	t  table[entry]
+	_  [64 - (unsafe.Sizeof(sync.RWMutex{})+unsafe.Sizeof(table[entry]{}))%64]byte // one shard per cache line
 }
 
 type shards [nShards]shard
@@ -25,7 +25,7 @@ type shards [nShards]shard
 func newShards() *shards {
 	s := new(shards)
 	for i := range s {
-		s[i].t = newTable(rand.Uint64())
+		s[i].t = newTable[entry](rand.Uint64())
 	}
 	return s
 }
@@ -69,7 +69,8 @@ func (sh *shard) applyLocked(id uint32, ops []op) {
 	defer sh.mu.Unlock()
 	for _, o := range ops {
 		if !o.del {
-			sh.t.upsert(o.h).set(id, true)
+			e, _ := sh.t.upsert(o.h)
+			e.set(id, true)
 			continue
 		}
 		if e := sh.t.ptr(o.h); e != nil {

@@ -35,7 +35,7 @@ func (ix *Index) Stats() Stats {
 	for _, ep := range ix.reg.all() {
 		ep.mu.Lock()
 		es := EndpointStats{
-			Endpoint: ep.name, Blocks: len(ep.blocks), Observed: ep.observed, Predicted: ep.predicted,
+			Endpoint: ep.name, Blocks: ep.blocks.len(), Observed: ep.observed, Predicted: ep.predicted,
 			Capacity: ix.limit(ep), Evictions: ep.evictions, Expired: ep.expired,
 		}
 		ep.mu.Unlock()

@@ -11,14 +11,15 @@ import (
 func TestTableAgainstMap(t *testing.T) {
 	for _, keySpace := range []uint64{8, 64, 5000} {
 		r := rand.New(rand.NewPCG(keySpace, 9))
-		tab, ref := newTable(r.Uint64()), map[uint64]uint64{}
+		tab, ref := newTable[uint64](r.Uint64()), map[uint64]uint64{}
 		for step := 0; step < 20000; step++ {
 			h := r.Uint64N(keySpace) // includes 0
 			if r.IntN(3) == 0 {
 				tab.del(h)
 				delete(ref, h)
 			} else {
-				tab.upsert(h).lo = h + 1
+				v, _ := tab.upsert(h)
+				*v = h + 1
 				ref[h] = h + 1
 			}
 			if tab.len() != len(ref) {
@@ -26,15 +27,15 @@ func TestTableAgainstMap(t *testing.T) {
 			}
 			probe := r.Uint64N(keySpace)
 			e, ok := tab.get(probe)
-			if want, wok := ref[probe]; ok != wok || (ok && e.lo != want) {
-				t.Fatalf("space %d step %d: get(%d) = %v %v, want %v %v", keySpace, step, probe, e.lo, ok, want, wok)
+			if want, wok := ref[probe]; ok != wok || (ok && e != want) {
+				t.Fatalf("space %d step %d: get(%d) = %v %v, want %v %v", keySpace, step, probe, e, ok, want, wok)
 			}
 		}
 		n := 0
-		tab.each(func(h uint64, e entry) {
+		tab.each(func(h uint64, v uint64) {
 			n++
-			if ref[h] != e.lo {
-				t.Fatalf("each: %d -> %d, want %d", h, e.lo, ref[h])
+			if ref[h] != v {
+				t.Fatalf("each: %d -> %d, want %d", h, v, ref[h])
 			}
 		})
 		if n != len(ref) {
@@ -44,7 +45,7 @@ func TestTableAgainstMap(t *testing.T) {
 }
 
 func TestTableShrinks(t *testing.T) {
-	tab := newTable(3)
+	tab := newTable[uint64](3)
 	for h := uint64(1); h <= 10000; h++ {
 		tab.upsert(h)
 	}
