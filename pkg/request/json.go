@@ -129,12 +129,11 @@ func (s *scanner) object(fn func(key []byte) error) error {
 		return nil
 	}
 	var first error
-	var scratch [32]byte
 	for {
 		if s.peek() != '"' {
 			return s.eofOr("expected string key")
 		}
-		key, err := s.smallString(scratch[:0])
+		key, err := s.smallString(nil) // allocates only for escaped keys
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,9 @@
 package request
 
-import "math"
+import (
+	"bytes"
+	"math"
+)
 
 // payloadWalker pulls output and usage out of one response JSON object (an
 // SSE event or a whole non-streamed body), skipping everything else.
@@ -162,4 +165,22 @@ func (w *payloadWalker) count(dst *int) error {
 		*dst = int(v)
 	}
 	return err
+}
+
+// tailUsage finds the last "usage" object in the tail of an over-long JSON
+// body (engines put usage at the end), nil if there is none.
+func tailUsage(tail []byte) *Usage {
+	i := bytes.LastIndex(tail, []byte(`"usage"`))
+	if i < 0 {
+		return nil
+	}
+	w := payloadWalker{s: scanner{b: tail, i: i + len(`"usage"`)}}
+	if w.s.peek() != ':' {
+		return nil
+	}
+	w.s.i++
+	if w.usage() != nil {
+		return nil
+	}
+	return w.ev.Usage
 }

@@ -1,11 +1,15 @@
 package request
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // Bounds on what a StreamScanner keeps.
 const (
-	maxSSELine  = 1 << 20 // longer SSE lines are skipped
-	maxJSONBody = 4 << 20 // longer non-streamed bodies are not parsed
+	maxSSELine  = 1 << 20  // longer SSE lines are skipped
+	maxJSONBody = 4 << 20  // longer non-streamed bodies are not parsed...
+	maxTail     = 64 << 10 // ...but usage is looked for in their last 64 KiB
 )
 
 // Events is what a chunk (or the end of the stream) revealed.
@@ -21,6 +25,9 @@ type Events struct {
 	// CompletionTokensSeen counts the content deltas in this call, for
 	// progress (engines usually send one token per delta).
 	CompletionTokensSeen int
+	// CompletionTokensTotal is the running count of content deltas over the
+	// stream so far (the sum of CompletionTokensSeen up to this call).
+	CompletionTokensTotal int
 }
 
 // merge adds later events to e.
@@ -31,6 +38,7 @@ func (e *Events) merge(o Events) {
 		e.Usage = o.Usage
 	}
 	e.CompletionTokensSeen += o.CompletionTokensSeen
+	e.CompletionTokensTotal = max(e.CompletionTokensTotal, o.CompletionTokensTotal)
 }
 
 // StreamScanner follows a response body fed in arbitrary chunks. For SSE
@@ -50,7 +58,8 @@ type StreamScanner struct {
 	skipping   bool   // the current line outgrew maxSSELine
 	afterCR    bool   // the last chunk ended with '\r'; a leading '\n' is part of it
 	firstToken bool   // FirstToken already reported
-	body       []byte // non-streamed body
+	total      int    // content deltas so far
+	body       []byte // non-streamed body, or its tail after overflow
 	overflow   bool   // the non-streamed body outgrew maxJSONBody
 }
 
@@ -91,6 +100,8 @@ func (s *StreamScanner) Feed(chunk []byte) Events {
 		s.endLine(line, &ev)
 		chunk = rest
 	}
+	s.total += ev.CompletionTokensSeen
+	ev.CompletionTokensTotal = s.total
 	return ev
 }
 
@@ -103,28 +114,51 @@ func (s *StreamScanner) Finish() Events {
 			s.scanLine(s.line, &ev)
 		}
 		s.line, s.skipping = nil, false
-		return ev
+	} else {
+		ev = s.finishBody()
 	}
-	ev.Done = true
-	if !s.overflow {
-		if found, ok := scanPayload(s.body); ok {
-			s.reportFirst(&found)
-			ev.merge(found)
-		}
+	s.total += ev.CompletionTokensSeen
+	ev.CompletionTokensTotal = s.total
+	return ev
+}
+
+// finishBody parses the buffered non-streamed body; past 4 MiB only usage
+// is looked for, in the kept tail.
+func (s *StreamScanner) finishBody() Events {
+	ev := Events{Done: true}
+	if s.overflow {
+		ev.Usage = tailUsage(s.body)
+	} else if found, ok := scanPayload(s.body); ok {
+		s.reportFirst(&found)
+		ev.merge(found)
 	}
 	s.body = nil
 	return ev
 }
 
 func (s *StreamScanner) bufferBody(chunk []byte) {
+	if !s.overflow && len(s.body)+len(chunk) > maxJSONBody {
+		s.overflow = true // from here on keep only a tail, in a small buffer
+		s.body = append(make([]byte, 0, maxTail), s.body[max(0, len(s.body)-maxTail):]...)
+	}
 	if s.overflow {
+		s.body = keepTail(s.body, chunk)
 		return
 	}
-	if len(s.body)+len(chunk) > maxJSONBody {
-		s.overflow, s.body = true, nil
-		return
+	if need := len(s.body) + len(chunk); need > cap(s.body) { // grow, but not past the bound
+		s.body = slices.Grow(s.body, min(max(2*cap(s.body), need), maxJSONBody)-len(s.body))
 	}
 	s.body = append(s.body, chunk...)
+}
+
+// keepTail returns the last maxTail bytes of buf+chunk, reusing buf.
+func keepTail(buf, chunk []byte) []byte {
+	if len(chunk) >= maxTail {
+		return append(buf[:0], chunk[len(chunk)-maxTail:]...)
+	}
+	keep := min(len(buf), maxTail-len(chunk))
+	n := copy(buf, buf[len(buf)-keep:])
+	return append(buf[:n], chunk...)
 }
 
 // lineEnd returns the index of the first '\n' or '\r', -1 if none.

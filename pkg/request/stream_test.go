@@ -142,11 +142,33 @@ func TestStreamScannerJSONBody(t *testing.T) {
 			t.Fatalf("split %d: %+v (usage %+v)", i, ev, ev.Usage)
 		}
 	}
-	s := NewStreamScanner(false)
-	s.Feed(bytes.Repeat([]byte(" "), maxJSONBody))
-	s.Feed(body)
-	if ev := s.Finish(); !ev.Done || ev.Usage != nil || s.body != nil {
-		t.Errorf("oversized body: %+v", ev)
+	// Past 4 MiB only the usage at the end is found, whatever the chunking.
+	big := append(append([]byte(`{"data":[`), bytes.Repeat([]byte(`[0.125,-1.5],`), maxJSONBody/12)...), `[1]],`...)
+	big = append(big, `"usage":{"prompt_tokens":9,"total_tokens":9}}`...)
+	for _, chunk := range []int{1000, 70_000, len(big)} {
+		s := NewStreamScanner(false)
+		for b := big; len(b) > 0; b = b[min(chunk, len(b)):] {
+			s.Feed(b[:min(chunk, len(b))])
+			if cap(s.body) > maxJSONBody+chunk {
+				t.Fatalf("chunk %d: buffered %d bytes", chunk, cap(s.body))
+			}
+		}
+		if ev := s.Finish(); !ev.Done || ev.Usage == nil || *ev.Usage != (Usage{PromptTokens: 9}) || s.body != nil {
+			t.Errorf("chunk %d: oversized body: %+v", chunk, ev)
+		}
+	}
+}
+
+func TestStreamScannerTotal(t *testing.T) {
+	s := NewStreamScanner(true)
+	delta := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n"
+	for i := 1; i <= 3; i++ {
+		if ev := s.Feed([]byte(strings.Repeat(delta, i))); ev.CompletionTokensSeen != i || ev.CompletionTokensTotal != i*(i+1)/2 {
+			t.Errorf("call %d: %+v", i, ev)
+		}
+	}
+	if ev := s.Finish(); ev.CompletionTokensTotal != 6 {
+		t.Errorf("Finish: %+v", ev)
 	}
 }
 
