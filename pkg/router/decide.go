@@ -96,4 +96,3 @@ func (r *Router) CachedBlocksOn(p *Prepared, endpoint string) int {
 	}
 	return 0
 }
-

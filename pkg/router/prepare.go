@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/extproc"
@@ -10,6 +11,13 @@ import (
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
+
+// tokenBufs recycles token buffers: tokens only live until the prompt is
+// hashed, and long prompts would otherwise allocate hundreds of KB each.
+var tokenBufs = sync.Pool{New: func() any { b := make([]uint32, 0, 8192); return &b }}
+
+// maxPooledTokens keeps one huge prompt from pinning a huge buffer in the pool.
+const maxPooledTokens = 1 << 18
 
 // Prepared is a request ready for selection: its block chain and the
 // request-level facts the scheduler needs.
@@ -43,10 +51,15 @@ func (r *Router) Prepare(ctx context.Context, in *extproc.RouteInput) (*Prepared
 	tokens := req.PromptTokenIDs
 	if len(tokens) == 0 && req.Prompt != "" {
 		start := time.Now()
+		buf := tokenBufs.Get().(*[]uint32)
+		defer tokenBufs.Put(buf)
 		var err error
-		tokens, err = r.deps.Tokenizer.Tokenize(ctx, req.Model, req.Prompt, nil)
+		tokens, err = r.deps.Tokenizer.Tokenize(ctx, req.Model, req.Prompt, (*buf)[:0])
 		if err != nil {
 			return nil, fmt.Errorf("tokenize prompt: %w", err)
+		}
+		if cap(tokens) <= maxPooledTokens {
+			*buf = tokens
 		}
 		telemetry.DecisionStage.WithLabelValues("tokenize").Observe(time.Since(start).Seconds())
 	}

@@ -28,7 +28,7 @@ type picker struct {
 	set    *endpoints.Set
 }
 
-func startPicker(t *testing.T, n int, mut func(*v1.Config)) *picker {
+func startPicker(t testing.TB, n int, mut func(*v1.Config)) *picker {
 	t.Helper()
 	cfg := v1.Default()
 	cfg.Router.Seed = 3

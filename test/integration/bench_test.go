@@ -1,0 +1,50 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
+)
+
+// BenchmarkRealDecision measures a whole request through the real decision
+// path (tokenize, hash, index lookup, kv scheduling, accounting) over a real
+// gRPC ext_proc stream on loopback: headers + streamed body + decision +
+// response headers and body. Prompts are about 8,000 approximate tokens, half
+// sharing a prefix so the index holds matches.
+func BenchmarkRealDecision(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
+			p := startPicker(b, n, nil)
+			ctx := context.Background()
+			bodies := make([][]byte, 64)
+			for i := range bodies {
+				bodies[i] = body(prompt(string(rune('a'+i%8)), 4000, i) + prompt("s", 4000, i))
+			}
+			sse := [][]byte{[]byte("data: {\"choices\":[{\"text\":\"x\"}]}\n\n"), []byte("data: [DONE]\n\n")}
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bodies[0])))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				st, res, err := p.client.Route(ctx, envoyclient.Request{Method: "POST", Path: "/v1/completions", Body: bodies[i%len(bodies)], ChunkSizes: []int{16384}})
+				if err != nil || res.Status != 0 {
+					b.Fatalf("route: %v %+v", err, res)
+				}
+				lat = append(lat, time.Since(start))
+				if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sse); err != nil {
+					b.Fatal(err)
+				}
+				st.Close()
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
