@@ -57,14 +57,7 @@ func (st *stream) onResponseBody(b *extprocv3.HttpBody) error {
 	if !st.resp.gotHeaders || st.resp.ended {
 		return protocolError("response body outside the response")
 	}
-	var err error
-	if st.respStreamed() {
-		err = st.send(streamedBody(false, b.GetBody(), b.GetEndOfStream()))
-	} else {
-		err = st.send(&extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
-			ResponseBody: &extprocv3.BodyResponse{}}})
-	}
-	if err != nil {
+	if err := st.passResponseBody(b); err != nil {
 		return err
 	}
 	if st.resp.scanner != nil {
@@ -74,6 +67,23 @@ func (st *stream) onResponseBody(b *extprocv3.HttpBody) error {
 		st.endResponse()
 	}
 	return nil
+}
+
+// passResponseBody answers a response chunk: echoed in pieces of at most ChunkBytes in streamed mode, a plain
+// continue otherwise.
+func (st *stream) passResponseBody(b *extprocv3.HttpBody) error {
+	if !st.respStreamed() {
+		return st.send(&extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{
+			ResponseBody: &extprocv3.BodyResponse{}}})
+	}
+	body, size := b.GetBody(), st.s.opts.ChunkBytes
+	for len(body) > size {
+		if err := st.send(streamedBody(false, body[:size], false)); err != nil {
+			return err
+		}
+		body = body[size:]
+	}
+	return st.send(streamedBody(false, body, b.GetEndOfStream()))
 }
 
 // onResponseTrailers ends the response and passes the trailers through.

@@ -184,3 +184,26 @@ func TestRecvErrorEndsDecision(t *testing.T) {
 		t.Fatalf("lifecycle = %+v", d)
 	}
 }
+
+func TestLargeResponseChunkSplit(t *testing.T) {
+	r := newFakeRouter("10.0.0.1:8000")
+	big := strings.Repeat("z", 250)
+	ms := newMemStream(reqHeaders("/v1/models", true), respHeaders("200", false), respBody(big, true))
+	if err := NewServer(r, Options{ChunkBytes: 100}).Process(ms); err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(ms.sent); got != "Hhbbb" {
+		t.Fatalf("answers %q", got)
+	}
+	var echo string
+	for i, resp := range ms.sent[2:] {
+		sb := resp.GetResponseBody().GetResponse().GetBodyMutation().GetStreamedResponse()
+		if len(sb.GetBody()) > 100 || sb.GetEndOfStream() != (i == 2) {
+			t.Fatalf("piece %d: %d bytes eos=%v", i, len(sb.GetBody()), sb.GetEndOfStream())
+		}
+		echo += string(sb.GetBody())
+	}
+	if echo != big {
+		t.Fatal("response echo differs")
+	}
+}

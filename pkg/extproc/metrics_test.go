@@ -1,0 +1,71 @@
+package extproc
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+func TestMetricsCounted(t *testing.T) {
+	const mode = "metrics-test"
+	r := newFakeRouter("10.9.9.9:8000")
+	h := startHarness(t, r, Options{Mode: mode}, nil, nil)
+	ctx := testCtx(t)
+	st, _, err := h.client.Route(ctx, streamedReq(completion("metrics-model", "p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, telemetry.ExtprocEndpointInflight.WithLabelValues("10.9.9.9:8000")); got != 1 {
+		t.Fatalf("in-flight during the request = %v", got)
+	}
+	if err := st.Respond(ctx, 200, "text/event-stream", "", sseChunks); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	waitDone(t, r.allDecisions()[0])
+	st, _, err = h.client.Route(ctx, streamedReq([]byte(`{"prompt":"x"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	checks := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"routed", value(t, telemetry.ExtprocRequests.WithLabelValues("metrics-model", mode, outcomeRouted, "200")), 1},
+		{"rejected", value(t, telemetry.ExtprocRequests.WithLabelValues("", mode, outcomeRejected, "400")), 1},
+		{"in-flight after", value(t, telemetry.ExtprocEndpointInflight.WithLabelValues("10.9.9.9:8000")), 0},
+		{"decisions observed", float64(histCount(t, telemetry.ExtprocDecisionDuration.WithLabelValues(mode))), 1}, // the 400 never reached Route
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// value reads a counter or gauge.
+func value(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Counter != nil {
+		return d.Counter.GetValue()
+	}
+	return d.Gauge.GetValue()
+}
+
+func histCount(t *testing.T, o prometheus.Observer) uint64 {
+	t.Helper()
+	var d dto.Metric
+	if err := o.(prometheus.Metric).Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Histogram.GetSampleCount()
+}
