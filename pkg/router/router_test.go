@@ -140,7 +140,9 @@ func TestQueueWaitsForCapacityAndHonoursPriority(t *testing.T) {
 	}
 	results := make(chan string, 2)
 	route := func(name, objective string) {
-		d, err := f.r.Route(context.Background(), input(words(name, 50), map[string]string{"x-gateway-inference-objective": objective}))
+		// ~5,000 tokens each: once one is admitted, its reservation keeps the
+		// other queued until its prefill is done, so the order is observable.
+		d, err := f.r.Route(context.Background(), input(words(name, 2500), map[string]string{"x-gateway-inference-objective": objective}))
 		if err != nil {
 			results <- "error " + err.Error()
 			return
