@@ -1,9 +1,6 @@
 package request
 
-import (
-	"bytes"
-	"slices"
-)
+import "bytes"
 
 // Bounds on what a StreamScanner keeps.
 const (
@@ -146,7 +143,8 @@ func (s *StreamScanner) bufferBody(chunk []byte) {
 		return
 	}
 	if need := len(s.body) + len(chunk); need > cap(s.body) { // grow, but not past the bound
-		s.body = slices.Grow(s.body, min(max(2*cap(s.body), need), maxJSONBody)-len(s.body))
+		grown := make([]byte, len(s.body), min(max(2*cap(s.body), need), maxJSONBody))
+		s.body = grown[:copy(grown, s.body)]
 	}
 	s.body = append(s.body, chunk...)
 }
