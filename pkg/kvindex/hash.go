@@ -6,17 +6,13 @@ package kvindex
 
 import (
 	"encoding/binary"
-	"unsafe"
+	"slices"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 // seedDomain separates kvpick chain seeds from any other use of xxhash.
 const seedDomain = "kvpick/kvindex/v1\x00"
-
-// littleEndian reports whether token slices can be hashed in place: their
-// in-memory bytes are then already the little-endian encoding.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // Seed folds model, LoRA adapter and cache_salt into a chain's starting value,
 // so different models, adapters and salts never share blocks. Each field is
@@ -35,43 +31,33 @@ func Seed(model, lora, cacheSalt string) uint64 {
 }
 
 // BlockHashes appends to dst the chained hashes of the full blocks of tokens:
-// h_i = xxhash64(seed=h_{i-1}, little-endian bytes of tokens[i*B:(i+1)*B]),
-// with h_{-1} = seed. A trailing partial block is not hashed; blockSize <= 0
-// yields nothing. It allocates nothing when dst has capacity.
+// h_i = link(h_{i-1}, XXH64(little-endian bytes of tokens[i*B:(i+1)*B])),
+// with h_{-1} = seed and link(p, x) = fmix64(p*prime1 + x), a bijection in
+// each argument. Hashing blocks independently and linking them with a short
+// mix lets the CPU overlap the blocks; only link is serial. A trailing
+// partial block is not hashed; blockSize <= 0 yields nothing. It allocates
+// nothing when dst has capacity. Safe for concurrent use.
 func BlockHashes(dst []uint64, seed uint64, tokens []uint32, blockSize int) []uint64 {
 	if blockSize <= 0 {
 		return dst
 	}
 	n := len(tokens) / blockSize
-	if cap(dst)-len(dst) < n {
-		grown := make([]uint64, len(dst), len(dst)+n)
-		copy(grown, dst)
-		dst = grown
-	}
+	dst = slices.Grow(dst, n)
 	h := seed
 	for i := 0; i < n; i++ {
-		h = hashBlock(h, tokens[i*blockSize:(i+1)*blockSize])
+		h = link(h, xxh64Tokens(0, tokens[i*blockSize:(i+1)*blockSize]))
 		dst = append(dst, h)
 	}
 	return dst
 }
 
-// hashBlock hashes one block of tokens seeded by the previous block's hash.
-func hashBlock(prev uint64, block []uint32) uint64 {
-	var d xxhash.Digest
-	d.ResetWithSeed(prev)
-	if littleEndian {
-		_, _ = d.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(block))), 4*len(block)))
-		return d.Sum64()
-	}
-	var buf [64]byte
-	for len(block) > 0 {
-		k := min(len(block), len(buf)/4)
-		for j, t := range block[:k] {
-			binary.LittleEndian.PutUint32(buf[4*j:], t)
-		}
-		_, _ = d.Write(buf[:4*k])
-		block = block[k:]
-	}
-	return d.Sum64()
+// link chains a block's content hash x onto its parent's hash p.
+func link(p, x uint64) uint64 {
+	h := p*prime1 + x
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }

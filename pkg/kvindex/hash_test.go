@@ -24,12 +24,18 @@ func refChain(seed uint64, tokens []uint32, b int) []uint64 {
 		for j, t := range tokens[i : i+b] {
 			binary.LittleEndian.PutUint32(buf[4*j:], t)
 		}
-		d := xxhash.NewWithSeed(h)
-		_, _ = d.Write(buf)
-		h = d.Sum64()
+		x := xxhash.Sum64(buf)
+		h = fmix64(h*11400714785074694791 + x)
 		out = append(out, h)
 	}
 	return out
+}
+
+// fmix64 is MurmurHash3's 64-bit finalizer, written out independently.
+func fmix64(h uint64) uint64 {
+	h = (h ^ h>>33) * 0xff51afd7ed558ccd
+	h = (h ^ h>>33) * 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
 }
 
 func TestBlockHashes(t *testing.T) {
@@ -120,5 +126,25 @@ func TestSeedSeparates(t *testing.T) {
 	}
 	if Seed("m", "l", "s") != Seed("m", "l", "s") {
 		t.Fatal("Seed is not deterministic")
+	}
+}
+
+func TestXXH64TokensMatchesXXHash(t *testing.T) {
+	for n := 0; n <= 70; n++ {
+		for _, seed := range []uint64{0, 1, 0xdeadbeefcafe, ^uint64(0)} {
+			tokens := seq(n, uint32(n)*977)
+			buf := make([]byte, 4*n)
+			for j, tok := range tokens {
+				binary.LittleEndian.PutUint32(buf[4*j:], tok)
+			}
+			d := xxhash.NewWithSeed(seed)
+			_, _ = d.Write(buf)
+			if got, want := xxh64Tokens(seed, tokens), d.Sum64(); got != want {
+				t.Fatalf("n=%d seed=%#x: %#x, xxhash %#x", n, seed, got, want)
+			}
+			if seed == 0 && xxh64Tokens(0, tokens) != xxhash.Sum64(buf) {
+				t.Fatalf("n=%d: differs from xxhash.Sum64", n)
+			}
+		}
 	}
 }
