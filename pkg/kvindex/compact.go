@@ -67,11 +67,11 @@ func (ep *endpoint) trimEngine() {
 func (ep *endpoint) clearAll(s *shards) int {
 	n := ep.blocks.len()
 	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
-	ep.flush(s)
 	ep.blocks = newTable[uint64](rand.Uint64())
 	ep.engine = make(map[uint64]uint64)
 	ep.log, ep.head, ep.recs, ep.rhead = nil, 0, nil, 0
 	ep.observed, ep.predicted = 0, 0
+	ep.flush(s)
 	return n
 }
 

@@ -9,7 +9,8 @@ import (
 
 // endpoint is one endpoint's bookkeeping: which blocks it holds, their LRU
 // order and expiry schedule, and (observed path) the engine-hash mapping.
-// Lock order: endpoint.mu before any shard lock; Match takes no endpoint lock.
+// Lock order: endpoint.mu before any shard lock. Match takes an endpoint's
+// lock only when nextDue says some of its claims have expired.
 type endpoint struct {
 	mu   sync.Mutex
 	id   uint32

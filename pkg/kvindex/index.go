@@ -68,7 +68,9 @@ func New(opts Options) *Index {
 
 // RecordPredicted records the picker's own decision as if endpoint now holds
 // chain; the claim expires after PredictedTTL. Earlier blocks of the chain
-// are kept longer than later ones under LRU pressure.
+// are kept longer than later ones under LRU pressure. Claims expire in the
+// order they were recorded, so now should not go backwards per endpoint (if
+// it does, a claim may outlive its TTL until the earlier ones expire).
 func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time) {
 	if len(chain) == 0 {
 		return
