@@ -102,13 +102,13 @@ func BenchmarkMatch1000Blocks100Endpoints(b *testing.B) {
 		stop, done := make(chan struct{}), make(chan struct{})
 		go func() { // one writer refreshing the hot prefix on other endpoints
 			defer close(done)
-			other := query[:500]
+			other, writers := query[:500], []string{"w0", "w1", "w2", "w3"}
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
 					return
 				default:
-					ix.RecordPredicted(fmt.Sprintf("w%d", i%4), other, t0)
+					ix.RecordPredicted(writers[i%len(writers)], other, t0)
 				}
 			}
 		}()
