@@ -112,7 +112,7 @@ func (ix *Index) ApplyStored(endpoint string, seed uint64, parent *uint64, engin
 	if n == 0 {
 		return nil
 	}
-	if blockSize <= 0 || len(tokens) < n*blockSize {
+	if blockSize <= 0 || len(tokens)/n < blockSize { // division: no overflow on wire values
 		return fmt.Errorf("kvindex: stored event for %s: %d tokens for %d blocks of %d", endpoint, len(tokens), n, blockSize)
 	}
 	ep := ix.reg.getOrCreate(endpoint)

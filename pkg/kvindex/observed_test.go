@@ -133,6 +133,8 @@ func TestApplyStoredRejectsShortTokens(t *testing.T) {
 	}{
 		{"short", seq(7, 0), 4},
 		{"zero block size", seq(8, 0), 0},
+		{"negative block size", seq(8, 0), -4},
+		{"overflowing block size", seq(8, 0), 1 << 62},
 	}
 	for _, tc := range tests {
 		if err := ix.ApplyStored("a", 1, nil, []uint64{1, 2}, tc.tokens, tc.bs, t0); err == nil {
