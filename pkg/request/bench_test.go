@@ -61,6 +61,17 @@ func benchParse(b *testing.B, kind Kind, body []byte) {
 func BenchmarkParse220KB(b *testing.B) {
 	b.Run("chat", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBody(220<<10)) })
 	b.Run("completions", func(b *testing.B) { benchParse(b, KindCompletions, completionsBody(220<<10)) })
+	b.Run("token_ids", func(b *testing.B) { benchParse(b, KindCompletions, tokenIDsBody(220<<10)) })
+}
+
+// tokenIDsBody is a completions request whose prompt is about n bytes of
+// token ids.
+func tokenIDsBody(n int) []byte {
+	var ids []uint32
+	for i := uint32(0); len(ids)*7 < n; i++ {
+		ids = append(ids, i*7919%128000)
+	}
+	return mustJSON(map[string]any{"model": "m", "prompt": ids})
 }
 
 // BenchmarkEncodingJSON220KB is the baseline the scanner was chosen over.

@@ -38,8 +38,8 @@ func (l loc) String() string {
 	return s
 }
 
-// growBuf gives the prompt buffer room for the whole body: the rendered
-// prompt is rarely longer than its JSON.
+// growBuf gives the prompt buffer room for the whole body (the rendered
+// prompt is rarely longer than its JSON) and empties it.
 func (p *parser) growBuf() {
 	if p.buf == nil {
 		p.buf = make([]byte, 0, len(p.s.b))
@@ -51,11 +51,12 @@ const promptShapes = "a string, a list of strings, a list of token ids or a list
 
 // promptValue reads a completions prompt or embeddings input.
 func (p *parser) promptValue(name string) error {
-	p.growBuf()
-	p.req.PromptTokenIDs = nil
+	p.buf = p.buf[:0]
+	p.req.PromptTokenIDs = p.req.PromptTokenIDs[:0]
 	var err error
 	switch p.s.peek() {
 	case '"':
+		p.growBuf()
 		p.buf, err = p.s.appendString(p.buf)
 		return err
 	case '[':
@@ -86,18 +87,35 @@ func shapeOf(c byte) int {
 	return shapeNone
 }
 
+// firstShape peeks at the shape of the first element of the list at s.i.
+func (p *parser) firstShape() int {
+	save := p.s.i
+	p.s.i++
+	c := p.s.peek()
+	p.s.i = save
+	return shapeOf(c)
+}
+
 func (p *parser) promptList(name string) error {
-	shape, n := shapeNone, 0
+	shape := p.firstShape()
+	switch shape {
+	case shapeIDs:
+		_, err := p.idList(name, 2)
+		return err
+	case shapeStrings:
+		p.growBuf()
+	}
+	n := 0
 	err := p.s.array(func(idx int) error {
 		n++
-		c := shapeOf(p.s.peek())
-		if idx == 0 {
-			shape = c
-		}
-		if c == shapeNone || c != shape {
+		if shapeOf(p.s.peek()) != shape || shape == shapeNone {
 			return p.typeErr(2, "%s must be %s", name, promptShapes)
 		}
-		return p.promptElem(name, shape, idx)
+		if shape == shapeIDLists {
+			_, err := p.idList(name, 3)
+			return err
+		}
+		return p.promptString(idx)
 	})
 	if err == nil && n == 0 {
 		return apierr.BadRequest("%s must not be an empty list", name)
@@ -105,24 +123,70 @@ func (p *parser) promptList(name string) error {
 	return err
 }
 
-func (p *parser) promptElem(name string, shape, idx int) error {
-	var err error
-	switch shape {
-	case shapeStrings:
-		if idx > 0 {
-			p.buf = append(p.buf, '\n')
-		}
-		p.buf, err = p.s.appendString(p.buf)
-		return err
-	case shapeIDs:
-		return p.tokenID(name)
+// promptString appends one string of a list of prompts.
+func (p *parser) promptString(idx int) error {
+	if idx > 0 {
+		p.buf = append(p.buf, '\n')
 	}
-	return p.s.array(func(int) error {
-		if shapeOf(p.s.peek()) != shapeIDs {
-			return p.typeErr(3, "%s must be %s", name, promptShapes)
+	var err error
+	p.buf, err = p.s.appendString(p.buf)
+	return err
+}
+
+// idList reads a list of token ids at s.i (depth: containers around its
+// elements) onto PromptTokenIDs, with a fast path for plain integers.
+func (p *parser) idList(name string, depth int) (int, error) {
+	if p.req.PromptTokenIDs == nil {
+		p.req.PromptTokenIDs = make([]uint32, 0, (len(p.s.b)-p.s.i)/4)
+	}
+	p.s.i++ // '['
+	if p.s.peek() == ']' {
+		p.s.i++
+		return 0, nil
+	}
+	var first error
+	for n := 1; ; n++ {
+		if err := p.tokenIDFast(name, depth); err != nil {
+			if isSyntax(err) {
+				return n, err
+			}
+			first = keepFirst(first, err)
 		}
-		return p.tokenID(name)
-	})
+		if done, err := p.s.next(']'); done || err != nil {
+			return n, firstSyntax(err, first)
+		}
+	}
+}
+
+// tokenIDFast appends a plain integer id of up to 10 digits; anything else
+// goes the general way, which validates and names the error.
+func (p *parser) tokenIDFast(name string, depth int) error {
+	p.s.ws()
+	b, start := p.s.b, p.s.i
+	i, end := start, min(len(b), start+10)
+	var v uint64
+	for ; i < end && b[i]-'0' <= 9; i++ {
+		v = v*10 + uint64(b[i]-'0')
+	}
+	if n := i - start; n > 0 && v <= math.MaxUint32 && (n == 1 || b[start] != '0') && !numberGoesOn(b, i) {
+		p.s.i = i
+		p.req.PromptTokenIDs = append(p.req.PromptTokenIDs, uint32(v))
+		return nil
+	}
+	if shapeOf(p.s.peek()) != shapeIDs {
+		return p.typeErr(depth, "%s must be %s", name, promptShapes)
+	}
+	return p.tokenID(name)
+}
+
+// numberGoesOn reports whether b[i] continues a number (digit, fraction or
+// exponent).
+func numberGoesOn(b []byte, i int) bool {
+	if i >= len(b) {
+		return false
+	}
+	c := b[i]
+	return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E'
 }
 
 func (p *parser) tokenID(name string) error {
