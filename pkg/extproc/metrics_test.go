@@ -1,6 +1,7 @@
 package extproc
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,4 +69,12 @@ func histCount(t *testing.T, o prometheus.Observer) uint64 {
 		t.Fatal(err)
 	}
 	return d.Histogram.GetSampleCount()
+}
+
+func TestBoundedLabels(t *testing.T) {
+	b := boundedLabels{max: 2}
+	got := []string{b.get("a"), b.get("b"), b.get("c"), b.get("a")}
+	if want := []string{"a", "b", "other", "a"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("labels %v, want %v", got, want)
+	}
 }

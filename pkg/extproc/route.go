@@ -41,7 +41,7 @@ func (st *stream) route(req *request.Request) (ok bool, err error) {
 func (st *stream) accept(dec Decision, req *request.Request) {
 	st.dec = dec
 	if req != nil {
-		st.model = strings.ToValidUTF8(req.Model, "\uFFFD") // a metric label value
+		st.model = modelLabels.get(strings.ToValidUTF8(req.Model, "\uFFFD")) // a metric label value
 	}
 	st.endpoint = dec.Endpoints()[0]
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Inc()
