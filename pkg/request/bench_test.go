@@ -44,6 +44,12 @@ func chatBody(n int) []byte {
 	})
 }
 
+// chatBodyContentFirst puts "content" before "role" (as Go maps marshal),
+// exercising the insert-the-role-prefix path.
+func chatBodyContentFirst(n int) []byte {
+	return mustJSON(map[string]any{"model": "m", "messages": []map[string]any{{"role": "user", "content": longText(n)}}})
+}
+
 func completionsBody(n int) []byte {
 	return mustJSON(map[string]any{"model": "m", "prompt": longText(n), "max_tokens": 16, "stream": false})
 }
@@ -61,6 +67,7 @@ func benchParse(b *testing.B, kind Kind, body []byte) {
 func BenchmarkParse220KB(b *testing.B) {
 	b.Run("chat", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBody(220<<10)) })
 	b.Run("completions", func(b *testing.B) { benchParse(b, KindCompletions, completionsBody(220<<10)) })
+	b.Run("chat_content_first", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBodyContentFirst(220<<10)) })
 	b.Run("token_ids", func(b *testing.B) { benchParse(b, KindCompletions, tokenIDsBody(220<<10)) })
 }
 

@@ -195,11 +195,17 @@ func firstNonZero(v []int) int {
 }
 
 // prompt turns the rendered bytes into the Prompt string without a copy
-// (as strings.Builder does): buf is never written after this.
+// (as strings.Builder does): buf is never written after this. If most of
+// buf's capacity (sized for the whole body) is unused, as when a body is
+// mostly images, the prompt is copied instead so the body-sized buffer is
+// not kept alive by the Request.
 func (p *parser) prompt() string {
 	b := p.buf
 	if p.seen[fInstructions] {
 		b = append(p.instr, p.buf...)
+	}
+	if waste := cap(b) - len(b); waste > 16<<10 && waste > len(b)/4 {
+		return string(b)
 	}
 	if len(b) == 0 {
 		return ""

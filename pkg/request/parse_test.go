@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -91,6 +92,30 @@ func TestParseRawAliasesBody(t *testing.T) {
 	body[len(body)-3] = 'X' // the prompt string must not alias the body
 	if got.Prompt != "p" || got.Model != "m" {
 		t.Errorf("strings changed with the body: %q %q", got.Model, got.Prompt)
+	}
+}
+
+func TestParsePromptDoesNotPinBody(t *testing.T) {
+	image := strings.Repeat("A", 1<<20)
+	tests := []struct {
+		body      string
+		wantAlias bool
+	}{
+		// Mostly image: the prompt is copied out of the body-sized buffer.
+		{`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
+			image + `"}},{"type":"text","text":"what is this?"}]}]}`, false},
+		// Mostly text: the prompt is the buffer itself, no copy.
+		{`{"model":"m","messages":[{"role":"user","content":"` + image + `"}]}`, true},
+	}
+	for i, tc := range tests {
+		body := []byte(tc.body)
+		p := parser{s: scanner{b: body}, req: &Request{Kind: KindChatCompletions, Raw: body}}
+		if err := p.parse(); err != nil || !strings.HasSuffix(p.req.Prompt, "\n") {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if alias := unsafe.StringData(p.req.Prompt) == unsafe.SliceData(p.buf); alias != tc.wantAlias {
+			t.Errorf("case %d: Prompt aliases the body-sized buffer: %v, want %v", i, alias, tc.wantAlias)
+		}
 	}
 }
 
