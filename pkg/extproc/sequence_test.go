@@ -207,3 +207,14 @@ func TestLargeResponseChunkSplit(t *testing.T) {
 		t.Fatal("response echo differs")
 	}
 }
+
+type panicRouter struct{}
+
+func (panicRouter) Route(context.Context, *RouteInput) (Decision, error) { panic("router bug") }
+
+func TestRouterPanicFailsTheStreamOnly(t *testing.T) {
+	ms := newMemStream(reqHeaders("/v1/models", true))
+	if err := NewServer(panicRouter{}, Options{}).Process(ms); err == nil {
+		t.Fatal("panic not reported as an error")
+	}
+}

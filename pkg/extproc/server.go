@@ -80,11 +80,12 @@ func (s *Server) Ready() bool { return s.ready.Load() }
 
 // Process handles one ext_proc stream (one HTTP request): receive, dispatch on the phase, repeat until the proxy
 // closes the stream or the picker answered with an immediate response.
-func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
+func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) (err error) {
 	telemetry.ExtprocActiveStreams.Inc()
 	defer telemetry.ExtprocActiveStreams.Dec()
 	st := s.newStream(srv)
 	defer st.release()
+	defer st.recoverPanic(&err)
 	for !st.closed {
 		msg, err := srv.Recv()
 		if err != nil {

@@ -140,3 +140,15 @@ func (st *stream) release() {
 		st.body = nil
 	}
 }
+
+// recoverPanic turns a panic below the stream (a Router bug) into a failed stream instead of a dead process: the
+// Decision ends with an error and the proxy sees an Internal gRPC status (its failure mode applies).
+func (st *stream) recoverPanic(err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	st.s.opts.Log.Error(fmt.Errorf("panic: %v", p), "ext_proc stream panicked", "path", stripQuery(st.path))
+	st.abort(fmt.Errorf("ext_proc stream panicked: %v", p))
+	*err = status.Errorf(codes.Internal, "ext_proc stream panicked")
+}
