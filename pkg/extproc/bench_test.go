@@ -21,7 +21,9 @@ func BenchmarkDecisionStream(b *testing.B) {
 			for i := range eps {
 				eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
 			}
-			h := startHarness(b, newFakeRouter(eps...), Options{Log: logr.Discard()}, nil, nil)
+			r := newFakeRouter(eps...)
+			r.noRecord = true
+			h := startHarness(b, r, Options{Log: logr.Discard()}, nil, nil)
 			req := streamedReq(completion("m", longPrompt(8000)), 16384)
 			ctx := testCtx(b)
 			lat := make([]time.Duration, 0, b.N)
@@ -65,7 +67,9 @@ func BenchmarkDecisionBody220KB(b *testing.B) {
 	for off := 0; off < len(body); off += 16384 {
 		chunks = append(chunks, body[off:min(off+16384, len(body))])
 	}
-	srv := NewServer(newFakeRouter("10.0.0.1:8000", "10.0.0.2:8000"), Options{Log: logr.Discard()})
+	r := newFakeRouter("10.0.0.1:8000", "10.0.0.2:8000")
+	r.noRecord = true
+	srv := NewServer(r, Options{Log: logr.Discard()})
 	msgs := make([]*extprocv3.ProcessingRequest, 0, len(chunks)+1)
 	msgs = append(msgs, reqHeaders("/v1/completions", false))
 	msgs[0].GetRequestHeaders().Headers.Headers = append(msgs[0].GetRequestHeaders().Headers.Headers,
