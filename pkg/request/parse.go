@@ -92,12 +92,11 @@ func badJSON(err error) error {
 // field reads one top-level member. Semantic errors go to the field's slot;
 // only syntax errors are returned.
 func (p *parser) field(key []byte) error {
-	f, read := p.fieldReader(key)
-	if read == nil {
-		return p.s.skipValue(1)
+	f, err := p.promptField(key)
+	if f == fSkip {
+		f, err = p.optionField(key)
 	}
-	err := read()
-	if isSyntax(err) {
+	if f == fSkip || isSyntax(err) {
 		return err
 	}
 	p.seen[f], p.errs[f] = true, err
@@ -107,53 +106,56 @@ func (p *parser) field(key []byte) error {
 	return nil
 }
 
-// fieldReader maps a top-level key to its slot and reader (nil: skip).
-func (p *parser) fieldReader(key []byte) (int, func() error) {
-	k := p.req.Kind
-	switch string(key) {
-	case "model":
-		return fModel, p.model
+// fSkip marks a member that is not read (unknown, or not for this kind).
+const fSkip = -1
+
+// promptField reads the kind-specific members that make the prompt.
+func (p *parser) promptField(key []byte) (int, error) {
+	switch k := p.req.Kind; string(key) {
 	case "prompt":
-		return p.ifKind(k == KindCompletions, fPrompt, func() error { return p.promptValue("prompt") })
+		if k == KindCompletions {
+			return fPrompt, p.promptValue("prompt")
+		}
 	case "messages":
-		return p.ifKind(k == KindChatCompletions, fPrompt, p.messages)
+		if k == KindChatCompletions {
+			return fPrompt, p.messages()
+		}
 	case "input":
 		if k == KindResponses {
-			return fPrompt, p.responsesInput
+			return fPrompt, p.responsesInput()
 		}
-		return p.ifKind(k == KindEmbeddings, fPrompt, func() error { return p.promptValue("input") })
+		if k == KindEmbeddings {
+			return fPrompt, p.promptValue("input")
+		}
 	case "instructions":
-		return p.ifKind(k == KindResponses, fInstructions, p.instructions)
+		if k == KindResponses {
+			return fInstructions, p.instructions()
+		}
 	}
-	return p.optionField(key)
+	return fSkip, nil
 }
 
-func (p *parser) ifKind(ok bool, f int, read func() error) (int, func() error) {
-	if !ok {
-		return 0, nil
-	}
-	return f, read
-}
-
-// optionField maps the kind-independent optional fields.
-func (p *parser) optionField(key []byte) (int, func() error) {
+// optionField reads the kind-independent members; others are skipped.
+func (p *parser) optionField(key []byte) (int, error) {
 	switch string(key) {
+	case "model":
+		return fModel, p.model()
 	case "stream":
-		return fStream, func() error { return p.boolean("stream", &p.req.Stream, 1) }
+		return fStream, p.boolean("stream", &p.req.Stream, 1)
 	case "stream_options":
-		return fStreamOptions, p.streamOptions
+		return fStreamOptions, p.streamOptions()
 	case "max_completion_tokens":
-		return fMaxCompletionTokens, func() error { return p.count("max_completion_tokens", &p.maxTok[0]) }
+		return fMaxCompletionTokens, p.count("max_completion_tokens", &p.maxTok[0])
 	case "max_tokens":
-		return fMaxTokens, func() error { return p.count("max_tokens", &p.maxTok[1]) }
+		return fMaxTokens, p.count("max_tokens", &p.maxTok[1])
 	case "max_output_tokens":
-		return fMaxOutputTokens, func() error { return p.count("max_output_tokens", &p.maxTok[2]) }
+		return fMaxOutputTokens, p.count("max_output_tokens", &p.maxTok[2])
 	case "cache_salt":
-		return fCacheSalt, func() error { return p.optString("cache_salt", &p.req.CacheSalt) }
+		return fCacheSalt, p.optString("cache_salt", &p.req.CacheSalt)
 	case "user":
-		return fUser, func() error { return p.optString("user", &p.req.User) }
+		return fUser, p.optString("user", &p.req.User)
 	}
-	return 0, nil
+	return fSkip, p.s.skipValue(1)
 }
 
 // finish checks required fields and reports the first error in field order.
