@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -76,5 +77,17 @@ func TestBoundedLabels(t *testing.T) {
 	got := []string{b.get("a"), b.get("b"), b.get("c"), b.get("a")}
 	if want := []string{"a", "b", "other", "a"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("labels %v, want %v", got, want)
+	}
+}
+
+func TestDecisionLogLineHasNoPrompt(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
+	ms := newMemStream(reqHeaders("/v1/completions", false), reqBody(string(completion("m", "secret prompt text")), true))
+	if err := NewServer(newFakeRouter("10.0.0.1:8000"), Options{Log: log}).Process(ms); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `"routed"`) || strings.Contains(lines[0], "secret") {
+		t.Fatalf("log lines = %q", lines)
 	}
 }

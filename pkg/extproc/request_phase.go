@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -45,6 +46,7 @@ func (st *stream) onRequestHeaders(h *extprocv3.HttpHeaders) error {
 
 // routeHeadersOnly routes a request without a body and answers in the headers response.
 func (st *stream) routeHeadersOnly() error {
+	st.inputEnd = time.Now()
 	if ok, err := st.route(nil); !ok {
 		return err
 	}
@@ -95,7 +97,7 @@ func (st *stream) onRequestTrailers() error {
 // finishBody parses and routes the complete body, then answers: in streamed mode the headers response followed by
 // the body echoed in chunks; in buffered mode a body response carrying the decision.
 func (st *stream) finishBody(eos bool) error {
-	st.bodyDone = true
+	st.bodyDone, st.inputEnd = true, time.Now()
 	req, err := request.Parse(st.kind, st.body)
 	if err != nil {
 		return st.reject(err)

@@ -16,10 +16,9 @@ import (
 // (err is the send error, usually nil) or the stream's context ended (err says so).
 func (st *stream) route(req *request.Request) (ok bool, err error) {
 	in := &RouteInput{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
-	t0 := time.Now()
 	dec, err := st.s.router.Route(st.ctx, in)
 	st.decidedAt = time.Now()
-	telemetry.ExtprocDecisionDuration.WithLabelValues(st.s.opts.Mode).Observe(st.decidedAt.Sub(t0).Seconds())
+	telemetry.ExtprocDecisionDuration.WithLabelValues(st.s.opts.Mode).Observe(st.decidedAt.Sub(st.inputEnd).Seconds())
 	if err != nil {
 		if ctxErr := st.ctx.Err(); ctxErr != nil {
 			st.abort(ctxErr)
@@ -48,7 +47,7 @@ func (st *stream) accept(dec Decision, req *request.Request) {
 	if log := st.s.opts.Log.V(1); log.Enabled() {
 		log.Info("routed", "path", stripQuery(st.path), "model", st.model, "endpoints", dec.Endpoints(),
 			"subset", len(st.subset), "subsetHint", st.subsetPresent, "bodyBytes", len(st.body),
-			"decision", st.decidedAt.Sub(st.start))
+			"decision", st.decidedAt.Sub(st.inputEnd), "sinceStart", st.decidedAt.Sub(st.start))
 	}
 }
 

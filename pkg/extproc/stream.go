@@ -55,7 +55,8 @@ type stream struct {
 
 	dec       Decision
 	model     string
-	endpoint  string // counted in the in-flight gauge
+	endpoint  string    // counted in the in-flight gauge
+	inputEnd  time.Time // the request's end (body or headers) reached the picker
 	decidedAt time.Time
 	ended     bool // the request was accounted for (Done called, metrics counted)
 	closed    bool // an immediate response ended the exchange
