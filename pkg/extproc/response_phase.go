@@ -119,9 +119,9 @@ func (st *stream) apply(ev request.Events) {
 		st.dec.FirstToken()
 		telemetry.ExtprocTTFT.WithLabelValues(st.model).Observe(time.Since(st.start).Seconds())
 	}
-	if ev.CompletionTokensSeen > st.resp.tokens {
-		st.resp.tokens = ev.CompletionTokensSeen
-		st.dec.Progress(ev.CompletionTokensSeen)
+	if ev.CompletionTokensTotal > st.resp.tokens {
+		st.resp.tokens = ev.CompletionTokensTotal
+		st.dec.Progress(ev.CompletionTokensTotal)
 	}
 	if ev.Usage != nil {
 		st.dec.Usage(*ev.Usage)

@@ -40,6 +40,10 @@ func TestResponseLifecycle(t *testing.T) {
 		if len(d.usage) == 0 || d.usage[len(d.usage)-1].CompletionTokens != 3 {
 			t.Fatalf("mode %d: usage = %+v", mode, d.usage)
 		}
+		// Three content deltas over three chunks: progress is the running total.
+		if d.progress != 3 {
+			t.Fatalf("mode %d: progress = %d, want 3", mode, d.progress)
+		}
 	}
 }
 
