@@ -38,7 +38,7 @@ fuzz:
 
 ## e2e: cross-process tests with real modelsim processes (slower)
 e2e: build
-	KVPICK_E2E=1 $(GO) test -count=1 -timeout 15m ./test/...
+	$(GO) test -race -count=1 -timeout 15m ./test/...
 
 clean:
 	rm -rf $(BIN) out
