@@ -4,7 +4,7 @@ BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench bench-extproc bench-kvindex bench-request routebench fuzz e2e clean
+.PHONY: all build test vet fmt-check demo bench fuzz e2e clean
 
 all: build
 
