@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -34,17 +35,9 @@ func TestResponse(t *testing.T) {
 		if status != tc.status || b.Error.Type != tc.typ || b.Error.Message != tc.msg || b.Error.Code != tc.status {
 			t.Errorf("%s: %d %+v", tc.name, status, b.Error)
 		}
-		if tc.leakSubstr != "" && json.Valid(body) && contains(string(body), tc.leakSubstr) {
+		if tc.leakSubstr != "" && strings.Contains(string(body), tc.leakSubstr) {
 			t.Errorf("%s: body leaks %q", tc.name, tc.leakSubstr)
 		}
 	}
 }
 
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
-}
