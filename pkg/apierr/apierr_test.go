@@ -40,4 +40,3 @@ func TestResponse(t *testing.T) {
 		}
 	}
 }
-
