@@ -11,8 +11,10 @@ import (
 
 // Arrival is a request as a policy sees it when it arrives.
 type Arrival struct {
-	ID      int
-	Model   string
+	ID    int
+	Model string
+	// Tokens is the prompt, valid only during Prepare: the simulator reuses
+	// the buffer, so a policy must not keep it.
 	Tokens  []uint32
 	Output  int
 	Session string

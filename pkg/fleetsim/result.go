@@ -20,27 +20,27 @@ type Result struct {
 
 // Summary is the table row of a run. Latencies are in seconds.
 type Summary struct {
-	Policy                  string         `json:"policy"`
-	Requests                int            `json:"requests"`
-	Completed               int            `json:"completed"`
-	Rejected                int            `json:"rejected"`
-	RejectedBy              map[string]int `json:"rejectedBy,omitempty"`
-	TTFTP50                 float64        `json:"ttftP50"`
-	TTFTP95                 float64        `json:"ttftP95"`
-	TTFTP99                 float64        `json:"ttftP99"`
-	E2EP50                  float64        `json:"e2eP50"`
-	E2EP99                  float64        `json:"e2eP99"`
-	RequestsPerSec          float64        `json:"requestsPerSec"`
-	OutputTokensPerSec      float64        `json:"outputTokensPerSec"`
-	PrefixHit               float64        `json:"prefixHit"`
-	MaxQueue                int            `json:"maxQueue"`
-	MaxEngineWaiting        int            `json:"maxEngineWaiting"`
-	OverTarget              float64        `json:"overTarget"`
-	Preemptions             int            `json:"preemptions"`
-	MakespanSeconds         float64        `json:"makespanSeconds"`
-	TTFTTargetSeconds       float64        `json:"ttftTargetSeconds"`
-	MaxQueuedTokens         int            `json:"maxQueuedTokens"`
-	DispatchSpread          []int          `json:"dispatchSpread"`
+	Policy             string         `json:"policy"`
+	Requests           int            `json:"requests"`
+	Completed          int            `json:"completed"`
+	Rejected           int            `json:"rejected"`
+	RejectedBy         map[string]int `json:"rejectedBy,omitempty"`
+	TTFTP50            float64        `json:"ttftP50"`
+	TTFTP95            float64        `json:"ttftP95"`
+	TTFTP99            float64        `json:"ttftP99"`
+	E2EP50             float64        `json:"e2eP50"`
+	E2EP99             float64        `json:"e2eP99"`
+	RequestsPerSec     float64        `json:"requestsPerSec"`
+	OutputTokensPerSec float64        `json:"outputTokensPerSec"`
+	PrefixHit          float64        `json:"prefixHit"`
+	MaxQueue           int            `json:"maxQueue"`
+	MaxEngineWaiting   int            `json:"maxEngineWaiting"`
+	OverTarget         float64        `json:"overTarget"`
+	Preemptions        int            `json:"preemptions"`
+	MakespanSeconds    float64        `json:"makespanSeconds"`
+	TTFTTargetSeconds  float64        `json:"ttftTargetSeconds"`
+	MaxQueuedTokens    int            `json:"maxQueuedTokens"`
+	DispatchSpread     []int          `json:"dispatchSpread"`
 }
 
 // summarize computes the table row from the records. Throughput is over the

@@ -3,6 +3,7 @@ package fleetsim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -37,6 +38,7 @@ type sim struct {
 	name   string
 	// maxQueue and maxQueuedTokens are the admission queue's peaks.
 	maxQueue, maxQueuedTokens int
+	scratch                   []uint32
 }
 
 // flight is a dispatched request.
@@ -180,7 +182,10 @@ func (s *sim) arrive() {
 		s.events.push(event{at: s.w.Requests[s.next].Arrival, kind: evArrival})
 	}
 	r := &s.w.Requests[id]
-	tokens := s.x.Tokens(r)
+	// The scratch buffer is reused: the engine copies the prompt and the
+	// policies keep no reference to it; a queued request gets its own copy.
+	tokens := s.x.Append(s.scratch[:0], r)
+	s.scratch = tokens
 	p, err := s.pol.Prepare(&Arrival{ID: id, Model: s.cfg.Model, Tokens: tokens, Output: r.Output, Session: r.Session})
 	if err != nil {
 		s.reject(id, err)
@@ -190,7 +195,7 @@ func (s *sim) arrive() {
 		s.dispatch(id, p, tokens)
 		return
 	}
-	s.enqueue(&queued{id: id, p: p, tokens: tokens})
+	s.enqueue(&queued{id: id, p: p, tokens: slices.Clone(tokens)})
 }
 
 func (s *sim) enqueue(q *queued) {

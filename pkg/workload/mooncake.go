@@ -33,7 +33,7 @@ type TraceOptions struct {
 	// share no prefix with each other, and starts where the previous ended
 	// plus the mean gap.
 	Repeat int
-	// Limit keeps only the first Limit requests (0: all).
+	// Limit keeps only the first Limit requests, after repeating (0: all).
 	Limit int
 }
 
@@ -120,9 +120,6 @@ func buildMooncake(lines []mooncakeLine, o TraceOptions) Workload {
 	if scale <= 0 {
 		scale = 1
 	}
-	if o.Limit > 0 && o.Limit < len(lines) {
-		lines = lines[:o.Limit]
-	}
 	var maxID uint64
 	var span float64
 	for i := range lines {
@@ -151,7 +148,11 @@ func buildMooncake(lines []mooncakeLine, o TraceOptions) Workload {
 			})
 		}
 	}
-	return Merge("trace", reqs)
+	w := Merge("trace", reqs)
+	if o.Limit > 0 && o.Limit < len(w.Requests) {
+		w.Requests = w.Requests[:o.Limit]
+	}
+	return w
 }
 
 // mooncakeSegments maps hash ids to 512-token segments cut to input_length.

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-scenario", "trace", "-rate-scale", "2", "-events-delay", "10ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.endpoints != 8 || o.rateScale != 2 || o.eventsDelay != 10*time.Millisecond {
+		t.Errorf("parsed %+v", o)
+	}
+	if o, _ := parseFlags(nil); o.endpoints != 2 || o.scenario != "brief" {
+		t.Errorf("brief defaults: %+v", o)
+	}
+	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestRunWritesTableFiles(t *testing.T) {
+	dir := t.TempDir()
+	o, err := parseFlags([]string{"-scenario", "shared-prefix", "-requests", "150", "-endpoints", "2",
+		"-policies", "round-robin,kv", "-out", dir, "-rate", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "shared-prefix.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != 3 || rows[1][0] != "round-robin" || rows[2][0] != "kv" {
+		t.Fatalf("csv rows %v, err %v", rows, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "shared-prefix.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j jsonReport
+	if err := json.Unmarshal(b, &j); err != nil || len(j.Results) != 2 || j.Results[1].Completed+j.Results[1].Rejected != 150 {
+		t.Fatalf("json %+v, err %v", j, err)
+	}
+	for _, p := range []string{"-ttft-cdf.svg", "-queue.svg", "-pending-tokens.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, "shared-prefix"+p))
+		if err != nil || !strings.Contains(string(b), "<svg") {
+			t.Errorf("plot %s missing or not SVG: %v", p, err)
+		}
+	}
+}
+
+func TestUnknownScenarioAndPolicy(t *testing.T) {
+	for _, args := range [][]string{{"-scenario", "nope", "-out", ""}, {"-scenario", "burst", "-policies", "nope", "-out", ""}} {
+		o, err := parseFlags(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(o); err == nil {
+			t.Errorf("%v: want an error", args)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/engine"
+	"github.com/kvpick/kvpick/pkg/fleetsim"
+	"github.com/kvpick/kvpick/pkg/workload"
+)
+
+func policyNames() []string { return fleetsim.PolicyNames }
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fleetConfig is the simulated fleet: -endpoints copies of the engine
+// defaults (pkg/engine.DefaultConfig, cited there), overlaid by -engine-profile.
+func fleetConfig(o *options) (fleetsim.Config, error) {
+	ec := engine.DefaultConfig()
+	if o.engineProfile != "" {
+		var err error
+		if ec, err = engine.LoadProfile(ec, o.engineProfile); err != nil {
+			return fleetsim.Config{}, err
+		}
+	}
+	delay := o.eventsDelay
+	if delay == 0 {
+		delay = -1 // fleetsim: negative means "at once"
+	}
+	return fleetsim.Config{Engines: fleetsim.Fleet(o.endpoints, ec), ScrapeInterval: o.scrapeInterval,
+		EventsDelay: delay, TTFTTarget: o.ttftTarget, Seed: o.seed}, nil
+}
+
+func run(o *options) error {
+	fleet, err := fleetConfig(o)
+	if err != nil {
+		return err
+	}
+	specs, err := fleetsim.Standard(splitList(o.policies), fleetsim.Options{QueueThreshold: o.queueThreshold})
+	if err != nil {
+		return err
+	}
+	if o.scenario == "brief" {
+		return runBrief(o, fleet, specs)
+	}
+	w, err := buildWorkload(o)
+	if err != nil {
+		return err
+	}
+	_, err = runOne(o, report{name: o.scenario}, fleet, &w, specs)
+	return err
+}
+
+// buildWorkload makes the non-brief scenarios' workloads.
+func buildWorkload(o *options) (workload.Workload, error) {
+	n := o.requests
+	rate := func(def float64) workload.Arrivals {
+		if o.rate > 0 {
+			def = o.rate
+		}
+		return workload.Arrivals{Rate: def}
+	}
+	var reqs []workload.Request
+	var err error
+	switch o.scenario {
+	case "trace":
+		return workload.LoadMooncake(o.trace, workload.TraceOptions{RateScale: o.rateScale, Repeat: o.repeat, Limit: n})
+	case "shared-prefix":
+		reqs, err = workload.SharedPrefix{Requests: orDefault(n, 5000), Prefixes: 16, PrefixLen: 4000, SuffixLen: 400,
+			Share: 0.8, Output: 150, Arrivals: rate(6 * float64(o.endpoints))}.Generate(o.seed)
+	case "multiturn":
+		reqs, err = workload.MultiTurn{Sessions: orDefault(n, 5000) / 5, Turns: 5, SystemLen: 2000, UserLen: 300,
+			Output: 200, ThinkTime: 10 * time.Second, Arrivals: rate(1.5 * float64(o.endpoints))}.Generate(o.seed)
+	case "burst":
+		steady, err1 := workload.SharedPrefix{Requests: orDefault(n, 3000), Prefixes: 8, PrefixLen: 4000, SuffixLen: 300,
+			Share: 0.9, Output: 150, Arrivals: rate(4 * float64(o.endpoints))}.Generate(o.seed)
+		docs, err2 := workload.Burst{Documents: 10 * o.endpoints, DocLen: 16000, Output: 150,
+			Start: 60 * time.Second, Window: 5 * time.Second}.Generate(o.seed)
+		if err = firstErr(err1, err2); err == nil {
+			return workload.Merge("burst", steady, docs), nil
+		}
+	default:
+		return workload.Workload{}, fmt.Errorf("unknown -scenario %q (brief, trace, shared-prefix, multiturn, burst)", o.scenario)
+	}
+	if err != nil {
+		return workload.Workload{}, err
+	}
+	return workload.Merge(o.scenario, reqs), nil
+}
+
+func orDefault(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOne simulates every policy on w, prints the table and writes the files.
+func runOne(o *options, rep report, fleet fleetsim.Config, w *workload.Workload, specs []fleetsim.Spec) ([]*fleetsim.Result, error) {
+	start := time.Now()
+	results, err := fleetsim.RunAll(fleet, w, specs, o.parallel)
+	if err != nil {
+		return nil, err
+	}
+	rep.wall = time.Since(start)
+	rep.stats = w.Stats()
+	rep.fleet = fleet
+	rep.results = results
+	rep.print(o)
+	if o.out != "" {
+		if err := rep.write(o); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
