@@ -41,6 +41,14 @@ type options struct {
 	engineProfile  string
 	noPlots        bool
 	cpuProfile     string
+	plotFormat     string
+	prefixes       int
+	prefixLen      int
+	suffixLen      int
+	share          float64
+	output         int
+	burstiness     float64
+	sessions       bool
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -65,6 +73,14 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at once")
 	fs.StringVar(&o.engineProfile, "engine-profile", "", "YAML engine profile overlaid on pkg/engine defaults")
 	fs.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
+	fs.IntVar(&o.prefixes, "prefixes", 150, "shared-prefix: number of shared prefixes")
+	fs.IntVar(&o.prefixLen, "prefix-len", 6000, "shared-prefix: prefix length in tokens")
+	fs.IntVar(&o.suffixLen, "suffix-len", 1200, "shared-prefix: unique suffix length in tokens")
+	fs.Float64Var(&o.share, "share", 1, "shared-prefix: share of requests that reuse a prefix (the rest are unique prompts)")
+	fs.IntVar(&o.output, "output", 150, "synthetic scenarios: output tokens per request")
+	fs.Float64Var(&o.burstiness, "burstiness", 1, "synthetic scenarios: squared CV of inter-arrival gaps (1 = Poisson, >1 = bursty)")
+	fs.BoolVar(&o.sessions, "sessions", false, "multiturn: send each session's id in x-session-id (session affinity applies in every mode)")
+	fs.StringVar(&o.plotFormat, "plot-format", "svg", "plot file format: svg or png")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -77,6 +93,9 @@ func parseFlags(args []string) (*options, error) {
 		if o.scenario == "brief" {
 			o.endpoints = 2
 		}
+	}
+	if o.plotFormat != "svg" && o.plotFormat != "png" {
+		return nil, fmt.Errorf("-plot-format %q: svg or png", o.plotFormat)
 	}
 	if o.endpoints < 1 || o.endpoints > 250 {
 		return nil, fmt.Errorf("-endpoints %d: must be 1..250", o.endpoints)

@@ -16,19 +16,20 @@ import (
 const maxPoints = 600
 
 // writePlots draws the TTFT CDF per policy, requests waiting over time and
-// prompt tokens waiting over time, as SVG files next to base; returns paths.
-func writePlots(base string, r *report) ([]string, error) {
+// prompt tokens waiting over time, as files of format (svg or png) next to
+// base; returns their paths.
+func writePlots(base, format string, r *report) ([]string, error) {
 	plots := []struct {
 		suffix string
 		build  func(*report) (*plot.Plot, error)
-	}{{"-ttft-cdf.svg", ttftCDF}, {"-queue.svg", waitingRequests}, {"-pending-tokens.svg", waitingTokens}}
+	}{{"-ttft-cdf", ttftCDF}, {"-queue", waitingRequests}, {"-pending-tokens", waitingTokens}}
 	var paths []string
 	for _, pl := range plots {
 		p, err := pl.build(r)
 		if err != nil {
 			return nil, err
 		}
-		path := base + pl.suffix
+		path := base + pl.suffix + "." + format
 		if err := p.Save(9*vg.Inch, 5*vg.Inch, path); err != nil {
 			return nil, fmt.Errorf("plot %s: %w", path, err)
 		}

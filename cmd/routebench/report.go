@@ -95,7 +95,7 @@ func (r *report) write(o *options) error {
 		return err
 	}
 	if !o.noPlots {
-		plots, err := writePlots(base, r)
+		plots, err := writePlots(base, o.plotFormat, r)
 		if err != nil {
 			return err
 		}

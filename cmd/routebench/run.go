@@ -67,7 +67,7 @@ func buildWorkload(o *options) (workload.Workload, error) {
 		if o.rate > 0 {
 			def = o.rate
 		}
-		return workload.Arrivals{Rate: def}
+		return workload.Arrivals{Rate: def, Burstiness: o.burstiness}
 	}
 	var reqs []workload.Request
 	var err error
@@ -75,16 +75,20 @@ func buildWorkload(o *options) (workload.Workload, error) {
 	case "trace":
 		return workload.LoadMooncake(o.trace, workload.TraceOptions{RateScale: o.rateScale, Repeat: o.repeat, Limit: n})
 	case "shared-prefix":
-		reqs, err = workload.SharedPrefix{Requests: orDefault(n, 5000), Prefixes: 16, PrefixLen: 4000, SuffixLen: 400,
-			Share: 0.8, Output: 150, Arrivals: rate(6 * float64(o.endpoints))}.Generate(o.seed)
+		// Defaults after llm-d's benchmark: 150 shared 6k-token prefixes, 1.2k-token questions.
+		reqs, err = workload.SharedPrefix{Requests: orDefault(n, 5000), Prefixes: o.prefixes, PrefixLen: o.prefixLen,
+			SuffixLen: o.suffixLen, Share: o.share, Output: o.output, Arrivals: rate(2 * float64(o.endpoints))}.Generate(o.seed)
 	case "multiturn":
 		reqs, err = workload.MultiTurn{Sessions: orDefault(n, 5000) / 5, Turns: 5, SystemLen: 2000, UserLen: 300,
-			Output: 200, ThinkTime: 10 * time.Second, Arrivals: rate(1.5 * float64(o.endpoints))}.Generate(o.seed)
+			Output: o.output, ThinkTime: 10 * time.Second, Arrivals: rate(1.5 * float64(o.endpoints))}.Generate(o.seed)
 	case "burst":
+		// Steady shared-prefix traffic with a long-document import in the middle.
+		arr := rate(4 * float64(o.endpoints))
 		steady, err1 := workload.SharedPrefix{Requests: orDefault(n, 3000), Prefixes: 8, PrefixLen: 4000, SuffixLen: 300,
-			Share: 0.9, Output: 150, Arrivals: rate(4 * float64(o.endpoints))}.Generate(o.seed)
-		docs, err2 := workload.Burst{Documents: 10 * o.endpoints, DocLen: 16000, Output: 150,
-			Start: 60 * time.Second, Window: 5 * time.Second}.Generate(o.seed)
+			Share: 0.9, Output: o.output, Arrivals: arr}.Generate(o.seed)
+		mid := time.Duration(float64(orDefault(n, 3000)) / arr.Rate / 2 * float64(time.Second))
+		docs, err2 := workload.Burst{Documents: 10 * o.endpoints, DocLen: 16000, Output: o.output,
+			Start: mid, Window: 5 * time.Second}.Generate(o.seed)
 		if err = firstErr(err1, err2); err == nil {
 			return workload.Merge("burst", steady, docs), nil
 		}
@@ -93,6 +97,11 @@ func buildWorkload(o *options) (workload.Workload, error) {
 	}
 	if err != nil {
 		return workload.Workload{}, err
+	}
+	if !o.sessions {
+		for i := range reqs {
+			reqs[i].Session = ""
+		}
 	}
 	return workload.Merge(o.scenario, reqs), nil
 }

@@ -214,3 +214,22 @@ func TestHeapOrder(t *testing.T) {
 		prev = e
 	}
 }
+
+func TestCheckStepCatchesBrokenLimits(t *testing.T) {
+	ec := engine.DefaultConfig()
+	ec.MaxNumSeqs, ec.MaxNumBatchedTokens = 4, 100
+	eng, err := engine.New(ec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sim{}
+	n := &node{s: s, key: "x", eng: eng}
+	n.checkStep(&engine.StepResult{Scheduled: 4, PrefillTokens: 90, DecodeSeqs: 10})
+	if s.check.n != 0 {
+		t.Fatalf("a step within limits flagged: %v", s.check.errors)
+	}
+	n.checkStep(&engine.StepResult{Scheduled: 5, PrefillTokens: 95, DecodeSeqs: 6})
+	if s.check.n != 2 {
+		t.Errorf("want 2 violations (sequences, tokens), got %v", s.check.errors)
+	}
+}
