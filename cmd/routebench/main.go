@@ -71,7 +71,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.scrapeInterval, "scrape-interval", 100*time.Millisecond, "metrics scrape interval")
 	fs.Float64Var(&o.queueThreshold, "queue-threshold", 0.8, "kv+queue admission threshold")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at once")
-	fs.StringVar(&o.engineProfile, "engine-profile", "", "YAML engine profile overlaid on pkg/engine defaults")
+	fs.StringVar(&o.engineProfile, "engine-profile", "", "comma-separated YAML engine profiles overlaid on pkg/engine defaults, assigned to endpoints in turn (heterogeneous fleets)")
 	fs.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")
 	fs.IntVar(&o.prefixes, "prefixes", 150, "shared-prefix: number of shared prefixes")
 	fs.IntVar(&o.prefixLen, "prefix-len", 6000, "shared-prefix: prefix length in tokens")

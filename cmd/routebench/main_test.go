@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvpick/kvpick/pkg/engine"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -72,5 +74,34 @@ func TestUnknownScenarioAndPolicy(t *testing.T) {
 		if err := run(o); err == nil {
 			t.Errorf("%v: want an error", args)
 		}
+	}
+}
+
+func TestHeterogeneousFleet(t *testing.T) {
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow.yaml")
+	if err := os.WriteFile(slow, []byte("prefillTokensPerSec: 4000\nnumGpuBlocks: 5000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fast := filepath.Join(dir, "fast.yaml")
+	if err := os.WriteFile(fast, []byte("prefillTokensPerSec: 40000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-endpoints", "3", "-engine-profile", slow + "," + fast, "-out", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := fleetConfig(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := fc.Engines
+	if len(e) != 3 || e[0].PrefillTokensPerSec != 4000 || e[0].NumGPUBlocks != 5000 || e[1].PrefillTokensPerSec != 40000 ||
+		e[1].NumGPUBlocks != engine.DefaultConfig().NumGPUBlocks || e[2] != e[0] {
+		t.Errorf("engines %+v", e)
+	}
+	o.engineProfile = filepath.Join(dir, "missing.yaml")
+	if _, err := fleetConfig(o); err == nil {
+		t.Error("missing profile accepted")
 	}
 }

@@ -23,20 +23,30 @@ func splitList(s string) []string {
 }
 
 // fleetConfig is the simulated fleet: -endpoints copies of the engine
-// defaults (pkg/engine.DefaultConfig, cited there), overlaid by -engine-profile.
+// defaults (pkg/engine.DefaultConfig, cited there), each overlaid by one of
+// the comma-separated -engine-profile files in turn (endpoint i takes
+// profile i mod n), so a fleet may mix capacities.
 func fleetConfig(o *options) (fleetsim.Config, error) {
-	ec := engine.DefaultConfig()
-	if o.engineProfile != "" {
-		var err error
-		if ec, err = engine.LoadProfile(ec, o.engineProfile); err != nil {
-			return fleetsim.Config{}, err
+	profiles := []engine.Config{engine.DefaultConfig()}
+	if files := splitList(o.engineProfile); len(files) > 0 {
+		profiles = profiles[:0]
+		for _, f := range files {
+			ec, err := engine.LoadProfile(engine.DefaultConfig(), f)
+			if err != nil {
+				return fleetsim.Config{}, err
+			}
+			profiles = append(profiles, ec)
 		}
+	}
+	engines := make([]engine.Config, o.endpoints)
+	for i := range engines {
+		engines[i] = profiles[i%len(profiles)]
 	}
 	delay := o.eventsDelay
 	if delay == 0 {
 		delay = -1 // fleetsim: negative means "at once"
 	}
-	return fleetsim.Config{Engines: fleetsim.Fleet(o.endpoints, ec), ScrapeInterval: o.scrapeInterval,
+	return fleetsim.Config{Engines: engines, ScrapeInterval: o.scrapeInterval,
 		EventsDelay: delay, TTFTTarget: o.ttftTarget, Seed: o.seed}, nil
 }
 
