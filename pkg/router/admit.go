@@ -9,7 +9,9 @@ import (
 
 // canDispatch is the admission predicate: some endpoint eligible for the
 // request has active prefill tokens at or under threshold x max batched
-// tokens. Following the queue's reservation contract, it reserves the
+// tokens and is not past a busy threshold. (Busy endpoints count as full:
+// with queueing on, a fleet that is all busy holds requests in the queue,
+// bounded by its length and wait, instead of answering 503 at once.) Following the queue's reservation contract, it reserves the
 // request's prompt tokens on that endpoint until the decision is recorded, so
 // several queued requests do not pass on the same free capacity.
 func (r *Router) canDispatch(it *admission.Item) bool {
@@ -23,7 +25,7 @@ func (r *Router) canDispatch(it *admission.Item) bool {
 	for i := range eligible {
 		c := &eligible[i]
 		load := c.Active.PrefillTokens + r.reserved.on(c.Key())
-		if float64(load) <= threshold*float64(scheduler.MaxBatched(c)) && (best == "" || load < bestLoad) {
+		if float64(load) <= threshold*float64(scheduler.MaxBatched(c)) && !r.sched.Busy(c) && (best == "" || load < bestLoad) {
 			best, bestLoad = c.Key(), load
 		}
 	}

@@ -274,3 +274,31 @@ func waitLen(t *testing.T, r *Router, n int) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// With queueing on, a fleet whose endpoints are all busy holds a request in
+// the queue instead of answering 503, and dispatches it when one frees.
+func TestQueueHoldsWhileAllBusy(t *testing.T) {
+	f := newFixture(t, 1, func(c *v1.Config) {
+		th := 100.0 // the prefill threshold never binds; only busy does
+		c.Admission.QueueThreshold = &th
+		n := 100
+		c.Router.Busy.ActivePrefillTokens = &n
+	})
+	busy, err := f.r.Route(context.Background(), input(words("doc", 500), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		d, err := f.r.Route(context.Background(), input("short", nil))
+		if err == nil {
+			d.Done(nil)
+		}
+		got <- err
+	}()
+	waitLen(t, f.r, 1)
+	busy.Done(nil)
+	if err := <-got; err != nil {
+		t.Fatalf("queued request failed: %v", err)
+	}
+}

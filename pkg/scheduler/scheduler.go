@@ -13,6 +13,7 @@ import (
 // Scheduler runs one profile: filters, weighted scorers, a picker. Safe for
 // concurrent use; build a new one to change configuration.
 type Scheduler struct {
+	busy      Busy
 	mode      string
 	fallbacks int
 	filters   []Filter
@@ -34,6 +35,7 @@ func New(cfg v1.Router) (*Scheduler, error) {
 	s := &Scheduler{mode: cfg.Mode, fallbacks: *cfg.Fallbacks, rnd: newRand(cfg.Seed)}
 	busy := Busy{DecodeBlocksFrac: cfg.Busy.ActiveDecodeBlocks, PrefillTokens: cfg.Busy.ActivePrefillTokens,
 		PrefillTokensFrac: cfg.Busy.ActivePrefillTokensFrac}
+	s.busy = busy
 	s.setFilters([]string{v1.FilterModel, v1.FilterSubset, v1.FilterHealth, v1.FilterBusy}, busy)
 	kv := KVCost{OverlapWeight: *cfg.KVCost.OverlapWeight, ActiveRequestWeight: *cfg.KVCost.ActiveRequestWeight}
 	rr := roundRobinPicker{next: new(atomic.Uint64)}
@@ -154,6 +156,9 @@ func (s *Scheduler) Mode() string { return s.mode }
 // SessionAffinity reports whether session pins apply in this configuration
 // (with LoRA serving they do only in kv mode).
 func (s *Scheduler) SessionAffinity() bool { return s.session }
+
+// Busy reports whether c is past a busy threshold.
+func (s *Scheduler) Busy(c *Candidate) bool { return s.busy.IsBusy(c) }
 
 // Eligible applies every filter except the busy thresholds: the endpoints
 // admission weighs. It filters cands in place.
