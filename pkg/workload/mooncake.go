@@ -29,9 +29,9 @@ type TraceOptions struct {
 	// <= 0 means 1.
 	RateScale float64
 	// Repeat replays the trace this many times back to back (<= 1: once).
-	// Each repetition shifts the hash ids past the previous one's, so repeats
-	// share no prefix with each other, and starts where the previous ended
-	// plus the mean gap.
+	// Repetition r expands every hash id as Segment variant r (shifted
+	// tokens), so repeats share no prefix with each other, and starts where
+	// the previous ended plus the mean gap.
 	Repeat int
 	// Limit keeps only the first Limit requests, after repeating (0: all).
 	Limit int
@@ -120,12 +120,8 @@ func buildMooncake(lines []mooncakeLine, o TraceOptions) Workload {
 	if scale <= 0 {
 		scale = 1
 	}
-	var maxID uint64
 	var span float64
 	for i := range lines {
-		for _, id := range lines[i].HashIDs {
-			maxID = max(maxID, id)
-		}
 		span = max(span, *lines[i].Timestamp)
 	}
 	gap := 0.0
@@ -135,14 +131,13 @@ func buildMooncake(lines []mooncakeLine, o TraceOptions) Workload {
 	reqs := make([]Request, 0, len(lines)*max(o.Repeat, 1))
 	for rep := 0; rep < max(o.Repeat, 1); rep++ {
 		offset := float64(rep) * (span + gap)
-		shift := uint64(rep) * (maxID + 1)
 		for i := range lines {
 			l := &lines[i]
 			ms := (offset + *l.Timestamp) / scale
 			reqs = append(reqs, Request{
 				ID:       len(reqs),
 				Arrival:  time.Duration(ms * float64(time.Millisecond)),
-				Segments: mooncakeSegments(l, shift, len(reqs)),
+				Segments: mooncakeSegments(l, uint32(rep), len(reqs)),
 				Output:   max(l.OutputLength, 1),
 				Class:    "trace",
 			})
@@ -156,7 +151,7 @@ func buildMooncake(lines []mooncakeLine, o TraceOptions) Workload {
 }
 
 // mooncakeSegments maps hash ids to 512-token segments cut to input_length.
-func mooncakeSegments(l *mooncakeLine, shift uint64, n int) []Segment {
+func mooncakeSegments(l *mooncakeLine, variant uint32, n int) []Segment {
 	segs := make([]Segment, 0, len(l.HashIDs)+1)
 	left := l.InputLength
 	for _, id := range l.HashIDs {
@@ -164,7 +159,7 @@ func mooncakeSegments(l *mooncakeLine, shift uint64, n int) []Segment {
 			break
 		}
 		k := min(left, MooncakeBlock)
-		segs = append(segs, Segment{ID: SegmentID(mooncakeNS, id+shift), Len: k})
+		segs = append(segs, Segment{ID: SegmentID(mooncakeNS, id), Len: k, Variant: variant})
 		left -= k
 	}
 	if left > 0 {

@@ -51,10 +51,10 @@ func (g SharedPrefix) Generate(seed int64) ([]Request, error) {
 		if rng.Float64() < g.Share {
 			p := uint64(rng.IntN(g.Prefixes))
 			r.Class = "shared"
-			r.Segments = []Segment{{SegmentID(ns+nsPrefix, p), g.PrefixLen}, {SegmentID(ns+nsSuffix, uint64(i)), g.SuffixLen}}
+			r.Segments = []Segment{{ID: SegmentID(ns+nsPrefix, p), Len: g.PrefixLen}, {ID: SegmentID(ns+nsSuffix, uint64(i)), Len: g.SuffixLen}}
 		} else {
 			r.Class = "unshared"
-			r.Segments = []Segment{{SegmentID(ns+nsUnshared, uint64(i)), unshared}}
+			r.Segments = []Segment{{ID: SegmentID(ns+nsUnshared, uint64(i)), Len: unshared}}
 		}
 		r.Segments = dropEmpty(r.Segments)
 		out[i] = r
@@ -104,15 +104,15 @@ func (g MultiTurn) Generate(seed int64) ([]Request, error) {
 	starts := g.Arrivals.Times(rng, g.Sessions, g.Start)
 	var out []Request
 	for s := range g.Sessions {
-		history := dropEmpty([]Segment{{SegmentID(nsSystem, 0), g.SystemLen}})
+		history := dropEmpty([]Segment{{ID: SegmentID(nsSystem, 0), Len: g.SystemLen}})
 		t := starts[s]
 		for k := range g.Turns {
 			turn := uint64(s)<<16 | uint64(k)
-			user := Segment{SegmentID(nsTurn, 2*turn), g.UserLen}
+			user := Segment{ID: SegmentID(nsTurn, 2*turn), Len: g.UserLen}
 			segs := append(append(make([]Segment, 0, len(history)+1), history...), user)
 			out = append(out, Request{Arrival: t, Segments: segs, Output: g.Output,
 				Session: fmt.Sprintf("session-%d", s), Class: "turn"})
-			history = append(segs, Segment{SegmentID(nsTurn, 2*turn+1), g.Output})
+			history = append(segs, Segment{ID: SegmentID(nsTurn, 2*turn+1), Len: g.Output})
 			t += time.Duration((0.5 + rng.Float64()) * float64(g.ThinkTime))
 		}
 	}
@@ -139,7 +139,7 @@ func (g Burst) Generate(seed int64) ([]Request, error) {
 	for i := range out {
 		at := g.Start + time.Duration(rng.Float64()*float64(g.Window))
 		out[i] = Request{Arrival: at, Output: g.Output, Class: "import",
-			Segments: []Segment{{SegmentID(nsDocument, uint64(i)), g.DocLen}}}
+			Segments: []Segment{{ID: SegmentID(nsDocument, uint64(i)), Len: g.DocLen}}}
 	}
 	return out, nil
 }

@@ -28,21 +28,35 @@ func Token(id uint64, i int) uint32 {
 // a segment shared by many prompts is generated once. The cache is bounded:
 // past MaxCached tokens it starts over. Not safe for concurrent use.
 type Expander struct {
-	// MaxCached bounds the cached tokens (default 16M, 64 MiB).
+	// MaxCached bounds the cached tokens (default 32M, 128 MiB: the Mooncake
+	// trace expands to ~22M distinct tokens).
 	MaxCached int
 	cache     map[uint64][]uint32
 	cached    int
 }
 
 // NewExpander returns an Expander with the default bound.
-func NewExpander() *Expander { return &Expander{MaxCached: 16 << 20} }
+func NewExpander() *Expander { return &Expander{MaxCached: 32 << 20} }
 
 // Append appends r's prompt tokens to dst.
 func (x *Expander) Append(dst []uint32, r *Request) []uint32 {
 	for _, s := range r.Segments {
-		dst = append(dst, x.segment(s)...)
+		base := x.segment(s)
+		if s.Variant == 0 {
+			dst = append(dst, base...)
+			continue
+		}
+		for _, t := range base {
+			dst = append(dst, variantToken(t, s.Variant))
+		}
 	}
 	return dst
+}
+
+// variantToken shifts t by a variant-specific offset within the vocabulary
+// (a bijection, so distinct tokens stay distinct).
+func variantToken(t, variant uint32) uint32 {
+	return (t + variant*7919) % Vocab
 }
 
 // Tokens returns r's prompt tokens in a new slice.

@@ -11,11 +11,23 @@ import (
 	"time"
 )
 
-// Segment is a run of Len deterministic tokens named by ID. Two segments with
-// the same ID expand to the same tokens (a shorter one to a prefix of them).
+// Segment is a run of Len deterministic tokens named by ID and Variant. Two
+// segments with the same ID and Variant expand to the same tokens (a shorter
+// one to a prefix of them). Variants of one ID have different tokens (each
+// token shifted by the variant), so a trace replayed as variant r shares no
+// prefix with its other replays while reusing one cached expansion.
 type Segment struct {
-	ID  uint64
-	Len int
+	ID      uint64
+	Len     int
+	Variant uint32
+}
+
+// key identifies the segment's token content.
+func (s Segment) key() uint64 {
+	if s.Variant == 0 {
+		return s.ID
+	}
+	return mix64(s.ID ^ mix64(uint64(s.Variant)))
 }
 
 // Request is one request of a workload. Values are immutable once built.
@@ -108,7 +120,7 @@ func (p prefixSet) matchAndAdd(segs []Segment) int {
 	var parent uint64
 	hit, matching := 0, true
 	for _, s := range segs {
-		key := [2]uint64{parent, s.ID}
+		key := [2]uint64{parent, s.key()}
 		if n, ok := p[key]; matching && ok {
 			hit += min(n, s.Len)
 			matching = n >= s.Len
@@ -118,7 +130,7 @@ func (p prefixSet) matchAndAdd(segs []Segment) int {
 		if p[key] < s.Len {
 			p[key] = s.Len
 		}
-		parent = mix64(parent ^ s.ID)
+		parent = mix64(parent ^ s.key())
 	}
 	return hit
 }
