@@ -3,6 +3,7 @@ package fleetsim
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/kvpick/kvpick/pkg/engine"
 	"github.com/kvpick/kvpick/pkg/workload"
@@ -78,5 +79,28 @@ func TestStandardPoliciesRunAndReproduce(t *testing.T) {
 	}
 	if _, err := Standard([]string{"nope"}, Options{}); err == nil {
 		t.Error("unknown policy accepted")
+	}
+}
+
+func TestObservedPathNeedsTimelyEvents(t *testing.T) {
+	cfg, w, err := prefixFleet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := Standard([]string{PolicyKVObserved}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := Run(cfg, w, specs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.EventsDelay = time.Hour // events arrive after the run: kv is load-only
+	late, err := Run(cfg, w, specs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late.Summary.PrefixHit > prompt.Summary.PrefixHit-0.2 {
+		t.Errorf("hit with events an hour late %.2f, with 50ms %.2f: want a clear drop", late.Summary.PrefixHit, prompt.Summary.PrefixHit)
 	}
 }
