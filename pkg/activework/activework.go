@@ -15,7 +15,9 @@ import (
 type Counts struct {
 	// PrefillTokens: uncached prompt tokens of requests with no first token yet.
 	PrefillTokens int
-	// DecodeBlocks: KV blocks held by requests in flight (prompt plus output).
+	// DecodeBlocks: KV blocks held by requests in flight (prompt plus
+	// output). A prompt block shared by several requests on the endpoint is
+	// counted once, as the engine's prefix cache stores it once.
 	DecodeBlocks int
 	// Requests in flight.
 	Requests int
@@ -29,9 +31,56 @@ type Work struct {
 	// a long answer's blocks are held for its whole decode.
 	ExpectedOutput int
 	BlockSize      int
+	// Blocks are the prompt's full-block hashes; requests on one endpoint
+	// share the blocks whose hashes match. The slice is kept, not copied, and
+	// must not change afterwards.
+	Blocks []uint64
 }
 
-type counter struct{ prefill, decode, reqs atomic.Int64 }
+type counter struct {
+	prefill, decode, reqs atomic.Int64
+
+	mu   sync.Mutex
+	refs map[uint64]int32 // shared prompt blocks in flight -> requests holding them
+}
+
+// hold references blocks and returns how many were not held before.
+func (c *counter) hold(blocks []uint64) int64 {
+	if len(blocks) == 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refs == nil {
+		c.refs = make(map[uint64]int32, len(blocks))
+	}
+	var fresh int64
+	for _, b := range blocks {
+		if c.refs[b]++; c.refs[b] == 1 {
+			fresh++
+		}
+	}
+	return fresh
+}
+
+// release drops references and returns how many blocks no request holds now.
+func (c *counter) release(blocks []uint64) int64 {
+	if len(blocks) == 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gone int64
+	for _, b := range blocks {
+		if n := c.refs[b] - 1; n > 0 {
+			c.refs[b] = n
+		} else if n == 0 {
+			delete(c.refs, b)
+			gone++
+		}
+	}
+	return gone
+}
 
 // Tracker is safe for concurrent use.
 type Tracker struct {
@@ -88,10 +137,10 @@ func (t *Tracker) Add(endpoint string, w Work, now time.Time) *Handle {
 	}
 	h := &Handle{t: t, c: t.counter(endpoint), endpoint: endpoint, w: w}
 	h.prefill = int64(max(w.UncachedTokens, 0))
-	h.decode = int64(blocks(w.PromptTokens+max(w.ExpectedOutput, 0), w.BlockSize))
+	h.private = h.privateBlocks(max(w.ExpectedOutput, 0))
 	h.last.Store(now.UnixNano())
 	h.c.prefill.Add(h.prefill)
-	h.c.decode.Add(h.decode)
+	h.c.decode.Add(h.private + h.c.hold(w.Blocks))
 	h.c.reqs.Add(1)
 	t.total.Add(1)
 	t.mu.Lock()

@@ -83,3 +83,32 @@ func TestConcurrentBalance(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedPromptBlocksCountOnce(t *testing.T) {
+	tr := New(time.Minute, nil)
+	now := time.Unix(0, 0)
+	shared := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	// 170-token prompts: 10 full blocks (the shared chain) + a private partial
+	// block; 16 output tokens reserved: blocks(186) = 12, so 2 private.
+	a := tr.Add("e", Work{PromptTokens: 170, ExpectedOutput: 16, BlockSize: 16, Blocks: shared}, now)
+	if got := tr.Counts("e").DecodeBlocks; got != 12 {
+		t.Fatalf("one request: %d blocks, want 12", got)
+	}
+	b := tr.Add("e", Work{PromptTokens: 170, ExpectedOutput: 16, BlockSize: 16, Blocks: shared}, now)
+	if got := tr.Counts("e").DecodeBlocks; got != 14 {
+		t.Fatalf("two requests sharing 10 blocks: %d, want 10 shared + 2x2 private = 14", got)
+	}
+	other := tr.Add("f", Work{PromptTokens: 170, ExpectedOutput: 16, BlockSize: 16, Blocks: shared}, now)
+	if got := tr.Counts("f").DecodeBlocks; got != 12 {
+		t.Fatalf("sharing is per endpoint: %d, want 12", got)
+	}
+	a.Free()
+	if got := tr.Counts("e").DecodeBlocks; got != 12 {
+		t.Fatalf("after one frees: %d, want 12", got)
+	}
+	b.Free()
+	other.Free()
+	if c := tr.Counts("e"); c != (Counts{}) {
+		t.Fatalf("leak: %+v", c)
+	}
+}

@@ -17,8 +17,13 @@ type Handle struct {
 
 	mu      sync.Mutex
 	prefill int64 // still counted as prefill
-	decode  int64 // blocks currently counted
+	private int64 // blocks only this request holds: the partial prompt block and the output
 	freed   bool
+}
+
+// privateBlocks is the request's blocks beyond its shared full prompt blocks.
+func (h *Handle) privateBlocks(output int) int64 {
+	return int64(max(blocks(h.w.PromptTokens+output, h.w.BlockSize)-len(h.w.Blocks), 0))
 }
 
 // Endpoint is where the request was sent.
@@ -42,12 +47,12 @@ func (h *Handle) PrefillDone(now time.Time) {
 // Progress grows the decode blocks as output passes what was reserved.
 func (h *Handle) Progress(generated int, now time.Time) {
 	h.last.Store(now.UnixNano())
-	want := int64(blocks(h.w.PromptTokens+max(generated, h.w.ExpectedOutput), h.w.BlockSize))
+	want := h.privateBlocks(max(generated, h.w.ExpectedOutput))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.freed && want > h.decode {
-		h.c.decode.Add(want - h.decode)
-		h.decode = want
+	if !h.freed && want > h.private {
+		h.c.decode.Add(want - h.private)
+		h.private = want
 	}
 }
 
@@ -60,9 +65,9 @@ func (h *Handle) Free() {
 	}
 	h.freed = true
 	h.c.prefill.Add(-h.prefill)
-	h.c.decode.Add(-h.decode)
+	h.c.decode.Add(-h.private - h.c.release(h.w.Blocks))
 	h.c.reqs.Add(-1)
-	h.prefill, h.decode = 0, 0
+	h.prefill, h.private = 0, 0
 	h.mu.Unlock()
 	h.t.total.Add(-1)
 	h.t.mu.Lock()

@@ -74,7 +74,8 @@ func (r *Router) record(p *Prepared, chosen []scheduler.Candidate) *Decision {
 
 func (r *Router) addWork(p *Prepared, endpoint string, cached int, now time.Time) *activework.Handle {
 	h := r.deps.Active.Add(endpoint, activework.Work{PromptTokens: p.Req.PromptTokens,
-		UncachedTokens: p.Req.PromptTokens - cached, ExpectedOutput: p.MaxTokens, BlockSize: p.Req.BlockSize}, now)
+		UncachedTokens: p.Req.PromptTokens - cached, ExpectedOutput: p.MaxTokens, BlockSize: p.Req.BlockSize,
+		Blocks: p.Chain}, now)
 	r.publishActive(endpoint)
 	return h
 }

@@ -122,7 +122,7 @@ func scorerFor(name string, kv KVCost) (Scorer, error) {
 	case v1.ScorerQueueDepth:
 		return queueDepthScorer, nil
 	case v1.ScorerKVUtilization:
-		return kvUtilizationScorer, nil
+		return kvUtilizationScorer{}, nil
 	case v1.ScorerActiveRequests:
 		return activeRequestsScorer, nil
 	case v1.ScorerLoRAAffinity:

@@ -296,3 +296,15 @@ func keys(cs []Candidate) []string {
 	}
 	return out
 }
+
+func TestKVUtilizationIsAbsolute(t *testing.T) {
+	cands := fleet(t, cand{load: endpoints.Load{Fresh: true, KVUsage: 0.9}}, cand{load: endpoints.Load{Fresh: true, KVUsage: 0.95}}, cand{})
+	out := make([]float64, 3)
+	kvUtilizationScorer{}.Score(&Request{}, cands, out)
+	want := []float64{0.1, 0.05, 1}
+	for i := range want {
+		if d := out[i] - want[i]; d > 1e-9 || d < -1e-9 {
+			t.Fatalf("scores %v, want %v", out, want)
+		}
+	}
+}

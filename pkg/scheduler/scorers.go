@@ -101,13 +101,22 @@ var (
 		}
 		return float64(c.Load.Waiting)
 	}}
-	kvUtilizationScorer = inverseScorer{"kv-utilization", func(c *Candidate) float64 {
-		if !c.Load.Fresh {
-			return 0
-		}
-		return c.Load.KVUsage
-	}}
 )
+
+// kvUtilizationScorer is 1 - engine KV usage: absolute, not relative to the
+// other candidates, so two nearly full endpoints both score low. Without a
+// fresh sample the endpoint scores as empty (nothing known against it).
+type kvUtilizationScorer struct{}
+
+func (kvUtilizationScorer) Name() string { return "kv-utilization" }
+func (kvUtilizationScorer) Score(_ *Request, cands []Candidate, out []float64) {
+	for i := range cands {
+		out[i] = 1
+		if cands[i].Load.Fresh {
+			out[i] = 1 - min(max(cands[i].Load.KVUsage, 0), 1)
+		}
+	}
+}
 
 type loraAffinityScorer struct{}
 
