@@ -37,7 +37,7 @@ func (f *fixture) clock() time.Time {
 	return f.now
 }
 
-func newFixture(t *testing.T, n int, mut func(*v1.Config)) *fixture {
+func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 	t.Helper()
 	cfg := v1.Default()
 	cfg.Router.Seed = 1

@@ -48,3 +48,30 @@ func BenchmarkRealDecision(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTransportFloor is the same stream with no body (GET /v1/models,
+// routed at the headers phase): what gRPC on loopback costs before any
+// parsing or scoring. Decision overhead = RealDecision - TransportFloor.
+func BenchmarkTransportFloor(b *testing.B) {
+	p := startPicker(b, 100, nil)
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		st, res, err := p.client.Route(ctx, envoyclient.Request{Method: "GET", Path: "/v1/models"})
+		if err != nil || res.Status != 0 {
+			b.Fatalf("route: %v %+v", err, res)
+		}
+		lat = append(lat, time.Since(start))
+		if err := st.Respond(ctx, 200, "application/json", res.Endpoints[0], [][]byte{[]byte(`{"data":[]}`)}); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}

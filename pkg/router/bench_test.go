@@ -1,0 +1,33 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// BenchmarkRoute is the in-process decision path for an 8,000-token prompt:
+// tokenize, hash 500 blocks, match the index, score every endpoint, record
+// the decision, and free it. No transport.
+func BenchmarkRoute(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
+			f := newFixture(b, n, nil)
+			inputs := make([]string, 64)
+			for i := range inputs {
+				// 8 groups sharing a 4,000-token prefix, 4,000 tokens of their own.
+				inputs[i] = words(fmt.Sprintf("g%d", i%8), 2000) + words(fmt.Sprintf("u%d", i), 2000)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d, err := f.r.Route(context.Background(), input(inputs[i%len(inputs)], nil))
+				if err != nil {
+					b.Fatal(err)
+				}
+				d.FirstToken()
+				d.Done(nil)
+			}
+		})
+	}
+}
