@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -58,7 +59,7 @@ func (s *Server) validate(p *problems) {
 }
 
 func (r *Router) validate(p *problems) {
-	if !contains(Modes, r.Mode) {
+	if !slices.Contains(Modes, r.Mode) {
 		p.add("router.mode", "unknown mode %q (valid: %v)", r.Mode, Modes)
 	}
 	if r.LoRA.Enabled && !loraModes[r.Mode] {
@@ -93,7 +94,7 @@ func (r *Router) validate(p *problems) {
 
 func (pr *Profile) validate(p *problems) {
 	for i, f := range pr.Filters {
-		if !contains(FilterNames, f) {
+		if !slices.Contains(FilterNames, f) {
 			p.add(fmt.Sprintf("router.profile.filters[%d]", i), "unknown filter %q (valid: %v)", f, FilterNames)
 		}
 	}
@@ -101,14 +102,14 @@ func (pr *Profile) validate(p *problems) {
 		p.add("router.profile.scorers", "at least one scorer is required for picker %q", pr.Picker)
 	}
 	for i, s := range pr.Scorers {
-		if !contains(ScorerNames, s.Name) {
+		if !slices.Contains(ScorerNames, s.Name) {
 			p.add(fmt.Sprintf("router.profile.scorers[%d].name", i), "unknown scorer %q (valid: %v)", s.Name, ScorerNames)
 		}
 		if s.Weight <= 0 {
 			p.add(fmt.Sprintf("router.profile.scorers[%d].weight", i), "must be positive")
 		}
 	}
-	if !contains(PickerNames, pr.Picker) {
+	if !slices.Contains(PickerNames, pr.Picker) {
 		p.add("router.profile.picker", "unknown picker %q (valid: %v)", pr.Picker, PickerNames)
 	}
 	if pr.Temperature < 0 {
@@ -171,15 +172,6 @@ func nonNeg(p *problems, path string, v *float64) {
 	if v != nil && *v < 0 {
 		p.add(path, "must not be negative, got %g", *v)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

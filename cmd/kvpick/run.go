@@ -35,7 +35,8 @@ func printConfig(cfg *v1.Config) {
 // run wires the picker and serves until ctx ends.
 func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error {
 	set := endpoints.NewSet()
-	if err := endpoints.LoadFile(cfg.Endpoints.File, set); err != nil {
+	src := endpoints.NewFileSource(cfg.Endpoints.File, set)
+	if err := src.Load(); err != nil {
 		return err
 	}
 	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
@@ -57,7 +58,6 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go endpoints.WatchFile(ctx, cfg.Endpoints.File, cfg.Endpoints.ReloadInterval.Duration, set, log.WithName("endpoints"))
 	go rt.Run(ctx)
 	startScraper(ctx, cfg, set, index, notify, log)
 	if cfg.KV.Observation == v1.ObserveEvents {
@@ -65,6 +65,8 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	}
 	set.OnChange(func(s *endpoints.Snapshot) { srv.SetReady(len(s.List) > 0) })
 	srv.SetReady(len(set.Snapshot().List) > 0)
+	// Watch only once every listener is registered, so no reload is missed.
+	go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
 	if cfg.Server.MetricsAddr != "" {
 		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, log)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -54,9 +55,9 @@ func (e *Endpoint) Key() string { return net.JoinHostPort(e.Address, strconv.Ito
 // Serves reports whether the endpoint serves model (and adapter, when non-empty).
 func (e *Endpoint) Serves(model, adapter string) bool {
 	if adapter != "" {
-		return containsStr(e.LoRAAdapters, adapter)
+		return slices.Contains(e.LoRAAdapters, adapter)
 	}
-	return len(e.Models) == 0 || containsStr(e.Models, model)
+	return len(e.Models) == 0 || slices.Contains(e.Models, model)
 }
 
 func (e *Endpoint) validate() error {
@@ -139,13 +140,4 @@ func (e *Entry) Capacity() Capacity {
 		}
 	}
 	return c
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

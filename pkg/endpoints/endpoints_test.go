@@ -101,12 +101,13 @@ func TestWatchFileReloadsAndKeepsOnError(t *testing.T) {
 	}
 	write("endpoints:\n- {address: 127.0.0.1, port: 1}\n")
 	s := NewSet()
-	if err := LoadFile(path, s); err != nil {
+	src := NewFileSource(path, s)
+	if err := src.Load(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go WatchFile(ctx, path, 5*time.Millisecond, s, logr.Discard())
+	go src.Watch(ctx, 5*time.Millisecond, logr.Discard())
 	write("endpoints:\n- {address: 127.0.0.1, port: 1}\n- {address: 127.0.0.1, port: 2}\n")
 	waitFor(t, func() bool { return len(s.Snapshot().List) == 2 })
 	write("endpoints:\n- {address: nope, port: 1}\n")

@@ -43,23 +43,37 @@ func ParseFile(data []byte) ([]Endpoint, error) {
 	return f.Endpoints, nil
 }
 
-// LoadFile reads path and replaces the set's contents.
-func LoadFile(path string, set *Set) error {
-	data, err := os.ReadFile(path)
+// FileSource keeps a set equal to a YAML endpoints file. Load and Watch
+// must not run concurrently with each other.
+type FileSource struct {
+	path string
+	set  *Set
+	last []byte // content last applied (or rejected), to notice changes
+}
+
+// NewFileSource returns a source for path feeding set.
+func NewFileSource(path string, set *Set) *FileSource { return &FileSource{path: path, set: set} }
+
+// Load reads the file and replaces the set's contents. On error the set is unchanged.
+func (f *FileSource) Load() error {
+	data, err := os.ReadFile(f.path)
 	if err != nil {
 		return fmt.Errorf("read endpoints file: %w", err)
 	}
+	f.last = data
 	eps, err := ParseFile(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err == nil {
+		err = f.set.Replace(eps)
 	}
-	return set.Replace(eps)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
+	return nil
 }
 
-// WatchFile reloads path whenever its content changes, checking every
+// Watch reloads the file whenever its content changes, checking every
 // interval. A bad file is logged and the previous set kept. Returns when ctx ends.
-func WatchFile(ctx context.Context, path string, interval time.Duration, set *Set, log logr.Logger) {
-	last, _ := os.ReadFile(path)
+func (f *FileSource) Watch(ctx context.Context, interval time.Duration, log logr.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -68,19 +82,14 @@ func WatchFile(ctx context.Context, path string, interval time.Duration, set *Se
 			return
 		case <-t.C:
 		}
-		data, err := os.ReadFile(path)
-		if err != nil || bytes.Equal(data, last) {
+		data, err := os.ReadFile(f.path)
+		if err != nil || bytes.Equal(data, f.last) {
 			continue
 		}
-		last = data
-		eps, err := ParseFile(data)
-		if err == nil {
-			err = set.Replace(eps)
-		}
-		if err != nil {
-			log.Error(err, "endpoints file rejected, keeping the previous set", "path", path)
+		if err := f.Load(); err != nil {
+			log.Error(err, "endpoints file rejected, keeping the previous set", "path", f.path)
 			continue
 		}
-		log.Info("endpoints reloaded", "path", path, "count", len(eps))
+		log.Info("endpoints reloaded", "path", f.path, "count", len(f.set.Snapshot().List))
 	}
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/kvpick/kvpick/internal/mix"
+
 // The engine's block hash: FNV-1a-style over 32-bit token words, chained
 // through the parent hash and seeded by Config.HashSeed. It is deliberately
 // unrelated to the picker's hash, as vLLM's is, so consumers of KV events must
@@ -10,15 +12,8 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// mix64 is the splitmix64 finaliser: a cheap, well-spread 64-bit mix.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
+// mix64 is the splitmix64 finaliser.
+func mix64(x uint64) uint64 { return mix.Splitmix64(x) }
 
 // stringHash folds a name (the LoRA adapter) into a 64-bit value.
 func stringHash(s string) uint64 {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -64,7 +65,7 @@ func (subsetFilter) Filter(r *Request, in []Candidate) ([]Candidate, error) {
 	if !r.SubsetPresent {
 		return in, nil
 	}
-	out := keep(in, func(c *Candidate) bool { return containsStr(r.Subset, c.Key()) })
+	out := keep(in, func(c *Candidate) bool { return slices.Contains(r.Subset, c.Key()) })
 	if len(out) == 0 {
 		return nil, apierr.Unavailable("no eligible endpoint in the subset hint %v", r.Subset)
 	}
@@ -103,13 +104,4 @@ func keep(in []Candidate, ok func(*Candidate) bool) []Candidate {
 		}
 	}
 	return out
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -243,7 +244,7 @@ func (s *Scheduler) scheduleDirect(r *Request, cands []Candidate) ([]Candidate, 
 		if cands[i].Key() != r.Override {
 			continue
 		}
-		if r.SubsetPresent && !containsStr(r.Subset, r.Override) {
+		if r.SubsetPresent && !slices.Contains(r.Subset, r.Override) {
 			return nil, Result{}, apierr.Unavailable("direct mode: endpoint %s is not in the subset hint %v", r.Override, r.Subset)
 		}
 		return []Candidate{cands[i]}, Result{Order: []int{i}}, nil

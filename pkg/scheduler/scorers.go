@@ -1,5 +1,7 @@
 package scheduler
 
+import "slices"
+
 // Scorer rates every candidate; higher is better. Scores of different
 // scorers are combined as a weighted sum, so each keeps to [0, 1] except the
 // kv cost, whose scale is the point (it is the negated cost in blocks).
@@ -124,7 +126,7 @@ func (loraAffinityScorer) Name() string { return "lora-affinity" }
 func (loraAffinityScorer) Score(r *Request, cands []Candidate, out []float64) {
 	for i := range cands {
 		out[i] = 0
-		if r.LoRA != "" && containsStr(cands[i].Load.RunningLoRA, r.LoRA) {
+		if r.LoRA != "" && slices.Contains(cands[i].Load.RunningLoRA, r.LoRA) {
 			out[i] = 1
 		}
 	}

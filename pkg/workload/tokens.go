@@ -1,17 +1,12 @@
 package workload
 
+import "github.com/kvpick/kvpick/internal/mix"
+
 // Vocab bounds generated token ids (a Llama-sized vocabulary).
 const Vocab = 32000
 
 // mix64 is the splitmix64 finaliser.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
+func mix64(x uint64) uint64 { return mix.Splitmix64(x) }
 
 // SegmentID names the n-th segment of a namespace (one per generator role),
 // so independent generators never share segments by accident.

@@ -42,9 +42,7 @@ func BenchmarkRealDecision(b *testing.B) {
 				st.Close()
 			}
 			b.StopTimer()
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			reportPercentiles(b, lat)
 		})
 	}
 }
@@ -71,6 +69,11 @@ func BenchmarkTransportFloor(b *testing.B) {
 		st.Close()
 	}
 	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// reportPercentiles adds p50 and p99 of the per-iteration latencies.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
