@@ -164,9 +164,6 @@ func startScraper(ctx context.Context, cfg *v1.Config, set *endpoints.Set, index
 		for _, e := range s.List {
 			url := "http://" + net.JoinHostPort(e.Address, strconv.Itoa(e.MetricsPort)) + cfg.Scrape.Path
 			ts = append(ts, scrape.Target{Key: e.Key(), URL: url, Engine: scrape.Engine(e.Engine)})
-			if e.Endpoint.Capacity.TotalBlocks > 0 {
-				index.SetCapacity(e.Key(), e.Endpoint.Capacity.TotalBlocks)
-			}
 		}
 		sc.SetTargets(ts)
 	}

@@ -37,6 +37,7 @@ type options struct {
 	eventsDelay    time.Duration
 	scrapeInterval time.Duration
 	queueThreshold float64
+	overlapWeight  float64
 	parallel       int
 	engineProfile  string
 	noPlots        bool
@@ -70,6 +71,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.eventsDelay, "events-delay", 50*time.Millisecond, "delay of KV events from engine to picker (kv-observed)")
 	fs.DurationVar(&o.scrapeInterval, "scrape-interval", 100*time.Millisecond, "metrics scrape interval")
 	fs.Float64Var(&o.queueThreshold, "queue-threshold", 0.8, "kv+queue admission threshold")
+	fs.Float64Var(&o.overlapWeight, "kv-overlap-weight", 0, "router.kvCost.overlapWeight of the kv policies (0: the default, 1.0)")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at once")
 	fs.StringVar(&o.engineProfile, "engine-profile", "", "comma-separated YAML engine profiles overlaid on pkg/engine defaults, assigned to endpoints in turn (heterogeneous fleets)")
 	fs.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")

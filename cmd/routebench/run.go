@@ -55,7 +55,7 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
-	specs, err := fleetsim.Standard(splitList(o.policies), fleetsim.Options{QueueThreshold: o.queueThreshold})
+	specs, err := fleetsim.Standard(splitList(o.policies), fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight})
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ var PolicyNames = []string{PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, Po
 type Options struct {
 	// QueueThreshold is kv+queue's admission threshold (default 0.8, the brief's).
 	QueueThreshold float64
+	// OverlapWeight, when positive, overrides router.kvCost.overlapWeight in
+	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
+	OverlapWeight float64
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -52,16 +55,25 @@ func Standard(names []string, o Options) ([]Spec, error) {
 
 func standard(name string, o Options) (Spec, bool) {
 	mode := func(m string) Spec { return KVPick(name, func(c *v1.Config) { c.Router.Mode = m }) }
+	kv := func(mut func(*v1.Config)) Spec {
+		return KVPick(name, func(c *v1.Config) {
+			c.Router.Mode = v1.ModeKV
+			if w := o.OverlapWeight; w > 0 {
+				c.Router.KVCost.OverlapWeight = &w
+			}
+			mut(c)
+		})
+	}
 	switch name {
 	case PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo:
 		return mode(name), true
 	case PolicyKV:
-		return mode(v1.ModeKV), true
+		return kv(func(*v1.Config) {}), true
 	case PolicyKVObserved:
-		return KVPick(name, func(c *v1.Config) { c.Router.Mode, c.KV.Observation = v1.ModeKV, v1.ObserveEvents }), true
+		return kv(func(c *v1.Config) { c.KV.Observation = v1.ObserveEvents }), true
 	case PolicyKVQueue:
 		t := o.QueueThreshold
-		return KVPick(name, func(c *v1.Config) { c.Router.Mode, c.Admission.QueueThreshold = v1.ModeKV, &t }), true
+		return kv(func(c *v1.Config) { c.Admission.QueueThreshold = &t }), true
 	case PolicyGAIE:
 		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 2},
 			v1.WeightedName{Name: v1.ScorerKVUtilization, Weight: 2}, v1.WeightedName{Name: v1.ScorerKVOverlap, Weight: 3}), true

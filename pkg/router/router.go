@@ -64,6 +64,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
 		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch()}
+	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
 			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool}, r.canDispatch)

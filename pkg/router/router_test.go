@@ -302,3 +302,42 @@ func TestQueueHoldsWhileAllBusy(t *testing.T) {
 		t.Fatalf("queued request failed: %v", err)
 	}
 }
+
+// An endpoint that leaves the set leaves the index too: if it comes back, it
+// comes back cold.
+func TestDepartedEndpointIsForgotten(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	p, err := f.r.Prepare(context.Background(), input(words("keep", 300), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.r.Decide(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Done(nil)
+	chosen := d.Endpoints()[0]
+	if f.r.CachedBlocksOn(p, chosen) == 0 {
+		t.Fatal("decision not recorded in the index")
+	}
+	all := f.set.Snapshot().List
+	var rest []endpoints.Endpoint
+	for _, e := range all {
+		if e.Key() != chosen {
+			rest = append(rest, e.Endpoint)
+		}
+	}
+	if err := f.set.Replace(rest); err != nil {
+		t.Fatal(err)
+	}
+	var back []endpoints.Endpoint
+	for _, e := range all {
+		back = append(back, e.Endpoint)
+	}
+	if err := f.set.Replace(back); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.r.CachedBlocksOn(p, chosen); got != 0 {
+		t.Fatalf("returning endpoint still holds %d predicted blocks", got)
+	}
+}

@@ -1,0 +1,40 @@
+package router
+
+import (
+	"sync"
+
+	"github.com/kvpick/kvpick/pkg/endpoints"
+)
+
+// membership keeps the index and the active-work tracker in step with the
+// candidate set: capacity bounds for endpoints whose KV size is known, and
+// nothing kept for endpoints that left.
+type membership struct {
+	mu    sync.Mutex
+	known map[string]bool
+}
+
+// watchMembership registers the sync with the set and applies it once now.
+func (r *Router) watchMembership() {
+	m := &membership{known: map[string]bool{}}
+	sync := func(s *endpoints.Snapshot) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		next := make(map[string]bool, len(s.List))
+		for _, e := range s.List {
+			next[e.Key()] = true
+			if c := e.Capacity(); c.TotalBlocks > 0 {
+				r.deps.Index.SetCapacity(e.Key(), c.TotalBlocks)
+			}
+		}
+		for key := range m.known {
+			if !next[key] {
+				r.deps.Index.RemoveEndpoint(key)
+				r.deps.Active.Forget(key)
+			}
+		}
+		m.known = next
+	}
+	r.deps.Set.OnChange(sync)
+	sync(r.deps.Set.Snapshot())
+}
