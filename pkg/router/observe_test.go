@@ -1,0 +1,49 @@
+package router
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// A kv router on the events path that hears nothing says so (gauge and a
+// warning), and says so again when events resume.
+func TestEventsSilenceIsReported(t *testing.T) {
+	var lines []string
+	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
+	w := newEventsWatch()
+	gauge := func() float64 {
+		mfs, _ := telemetry.Registry.Gather()
+		for _, mf := range mfs {
+			if mf.GetName() == "kvpick_kv_events_silent" {
+				for _, m := range mf.Metric {
+					if m.GetLabel()[0].GetValue() == "silent-test" {
+						return m.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		return -1
+	}
+	start := w.start
+	w.check(start.Add(30*time.Second), "silent-test", log)
+	if gauge() == 1 || len(lines) != 0 {
+		t.Fatalf("silent after 30s: gauge %v lines %v", gauge(), lines)
+	}
+	w.check(start.Add(61*time.Second), "silent-test", log)
+	if gauge() != 1 || len(lines) != 1 {
+		t.Fatalf("not reported after a silent minute: gauge %v lines %v", gauge(), lines)
+	}
+	w.check(start.Add(62*time.Second), "silent-test", log)
+	if len(lines) != 1 {
+		t.Fatalf("repeated the warning: %v", lines)
+	}
+	w.seen(start.Add(63 * time.Second))
+	w.check(start.Add(64*time.Second), "silent-test", log)
+	if gauge() != 0 || len(lines) != 2 {
+		t.Fatalf("recovery not reported: gauge %v lines %v", gauge(), lines)
+	}
+}
