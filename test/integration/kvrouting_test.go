@@ -108,6 +108,9 @@ func TestSharedPrefixesLandTogetherThroughTheStream(t *testing.T) {
 		if err != nil || res.Status != 0 {
 			t.Fatalf("route: %v %+v", err, res)
 		}
+		if res.DecisionLatency <= 0 {
+			t.Fatalf("decision latency not measured: %v", res.DecisionLatency)
+		}
 		if res.Header != res.Metadata || len(res.Endpoints) != 3 {
 			t.Fatalf("decision header %q metadata %q endpoints %v", res.Header, res.Metadata, res.Endpoints)
 		}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
@@ -47,6 +48,12 @@ type Result struct {
 	BodyEcho        []byte // body returned by the picker (streamed mode)
 	EchoChunkSizes  []int  // sizes of the returned body chunks
 	ClearRouteCache bool
+	// DecisionLatency is what the picker adds to the request's path: from the
+	// last request byte handed to the stream to the decision received (the
+	// headers answer in streamed mode, the body answer in buffered mode).
+	// Zero for requests without a body.
+	DecisionLatency time.Duration
+	decidedAt       time.Time
 }
 
 // Client is a connection to an ext_proc server. Safe for concurrent use; each Route opens its own stream.

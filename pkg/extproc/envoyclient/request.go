@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -40,6 +41,9 @@ func (st *Stream) routeStreamed(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res != nil && !res.decidedAt.IsZero() {
+		res.DecisionLatency = res.decidedAt.Sub(st.lastChunkAt)
+	}
 	if sendErr != nil && res.Status == 0 {
 		return nil, sendErr
 	}
@@ -56,6 +60,9 @@ func (st *Stream) sendRequest(req Request) error {
 		return nil
 	}
 	for _, chunk := range split(req.Body, req.ChunkSizes) {
+		if chunk.last {
+			st.lastChunkAt = time.Now() // the picker cannot decide before it has this chunk
+		}
 		if err := st.ps.Send(bodyMessage(false, chunk.data, chunk.last)); err != nil {
 			return sendErr(err)
 		}
@@ -83,10 +90,12 @@ func (st *Stream) readStreamedDecision(req Request) (*Result, error) {
 	if hr == nil {
 		return nil, invariant("expected the request headers answer, got %T", msg.GetResponse())
 	}
+	decidedAt := time.Now()
 	res, err := decisionResult(hr.GetResponse(), msg.GetDynamicMetadata())
 	if err != nil || req.Body == nil {
 		return res, err
 	}
+	res.decidedAt = decidedAt
 	return res, st.readEcho(req.Body, res)
 }
 
@@ -139,16 +148,22 @@ func (st *Stream) routeBuffered(req Request) (*Result, error) {
 	if err := st.ps.Send(bodyMessage(false, req.Body, true)); err != nil {
 		return nil, fmt.Errorf("envoyclient: send: %w", err)
 	}
+	sentAt := time.Now()
 	if msg, err = st.recv(); err != nil {
 		return nil, err
 	}
+	decided := time.Since(sentAt)
 	if res, ok := immediateResult(msg); ok {
 		return res, nil
 	}
 	if msg.GetRequestBody() == nil {
 		return nil, invariant("expected the request body answer, got %T", msg.GetResponse())
 	}
-	return decisionResult(msg.GetRequestBody().GetResponse(), msg.GetDynamicMetadata())
+	res, err := decisionResult(msg.GetRequestBody().GetResponse(), msg.GetDynamicMetadata())
+	if res != nil {
+		res.DecisionLatency = decided
+	}
+	return res, err
 }
 
 // decisionResult reads the decision and checks that header and metadata agree.

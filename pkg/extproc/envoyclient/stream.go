@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -23,6 +24,9 @@ type Stream struct {
 	routed  bool
 	pending []byte // buffered mode: response body gathered until its end
 	closed  bool
+	// lastChunkAt is when the last request body chunk was handed to the
+	// stream (written by the sender before it finishes).
+	lastChunkAt time.Time
 }
 
 func (st *Stream) recv() (*extprocv3.ProcessingResponse, error) {
