@@ -44,7 +44,10 @@ type counter struct {
 	refs map[uint64]int32 // shared prompt blocks in flight -> requests holding them
 }
 
-// hold references blocks and returns how many were not held before.
+// hold references blocks and returns how many were not held before. Held
+// blocks are prefix-closed along a chain (block i is held only with blocks
+// 0..i-1: hashes are chained), so the held part of blocks is a prefix found
+// by binary search; each block then costs one map write.
 func (c *counter) hold(blocks []uint64) int64 {
 	if len(blocks) == 0 {
 		return 0
@@ -54,13 +57,22 @@ func (c *counter) hold(blocks []uint64) int64 {
 	if c.refs == nil {
 		c.refs = make(map[uint64]int32, len(blocks))
 	}
-	var fresh int64
-	for _, b := range blocks {
-		if c.refs[b]++; c.refs[b] == 1 {
-			fresh++
+	lo, hi := 0, len(blocks) // blocks[:lo] held, blocks[hi:] not
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if _, ok := c.refs[blocks[mid]]; ok {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
 	}
-	return fresh
+	for _, b := range blocks[:lo] {
+		c.refs[b]++
+	}
+	for _, b := range blocks[lo:] {
+		c.refs[b] = 1
+	}
+	return int64(len(blocks) - lo)
 }
 
 // release drops references and returns how many blocks no request holds now.
