@@ -1,6 +1,7 @@
 package router
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -40,11 +41,14 @@ func (d *Decision) Prepared() *Prepared { return d.p }
 // CachedTokens is the prefix the primary endpoint was believed to hold.
 func (d *Decision) CachedTokens() int { return d.cached }
 
-// Served moves the accounting when the proxy used a fallback endpoint.
+// Served moves the accounting when the proxy used one of the fallbacks. A
+// served endpoint outside the decision's list is ignored: the value comes
+// from the proxy and must not create accounting (or metric series) for
+// arbitrary names.
 func (d *Decision) Served(endpoint string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.done || endpoint == "" || endpoint == d.handle.Endpoint() {
+	if d.done || endpoint == d.handle.Endpoint() || !slices.Contains(d.endpoints, endpoint) {
 		return
 	}
 	old := d.handle.Endpoint()

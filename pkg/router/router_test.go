@@ -201,6 +201,10 @@ func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 		t.Fatal(err)
 	}
 	primary, fallback := d.Endpoints()[0], d.Endpoints()[1]
+	d.Served("10.9.9.9:1") // not in the decision: ignored
+	if f.active.Counts(primary).Requests != 1 || f.active.Counts("10.9.9.9:1").Requests != 0 {
+		t.Fatal("an unknown served endpoint moved the accounting")
+	}
 	d.Served(fallback)
 	if f.active.Counts(primary).Requests != 0 || f.active.Counts(fallback).Requests != 1 {
 		t.Fatalf("served did not move accounting: %+v %+v", f.active.Counts(primary), f.active.Counts(fallback))
