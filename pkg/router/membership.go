@@ -3,12 +3,15 @@ package router
 import (
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
-// membership keeps the index and the active-work tracker in step with the
-// candidate set: capacity bounds for endpoints whose KV size is known, and
-// nothing kept for endpoints that left.
+// membership keeps the index, the active-work tracker and the per-endpoint
+// gauges in step with the candidate set: capacity bounds for endpoints whose
+// KV size is known, and nothing kept for endpoints that left.
 type membership struct {
 	mu    sync.Mutex
 	known map[string]bool
@@ -31,6 +34,9 @@ func (r *Router) watchMembership() {
 			if !next[key] {
 				r.deps.Index.RemoveEndpoint(key)
 				r.deps.Active.Forget(key)
+				for _, g := range []*prometheus.GaugeVec{telemetry.ActivePrefillTokens, telemetry.ActiveDecodeBlocks, telemetry.ActiveRequests} {
+					g.DeleteLabelValues(key)
+				}
 			}
 		}
 		m.known = next
