@@ -3,58 +3,86 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
+	"github.com/kvpick/kvpick/pkg/request"
 )
 
-// BenchmarkRealDecision measures a whole request through the real decision
-// path (tokenize, hash, index lookup, kv scheduling, accounting) over a real
-// gRPC ext_proc stream on loopback: headers + streamed body + decision +
-// response headers and body. p50/p99 are the time to route (headers, body,
-// decision, echoed body); decision-p50/p99 are what the picker adds to the
-// request's path: from its last body byte sent to the decision received. Prompts are about 8,000 approximate tokens, half
-// sharing a prefix so the index holds matches.
+// BenchmarkRealDecision measures requests through the real decision path
+// (tokenize, hash, index lookup, kv scheduling, accounting) over a real gRPC
+// ext_proc stream on loopback: headers, streamed body, decision, echoed body,
+// then the response. p50/p99: time to route; decision-p50/p99: what the
+// picker adds to the request's path, from its last body byte sent to the
+// decision received. Prompts are about 8,000 approximate tokens, half shared
+// by a group so the index holds matches.
 func BenchmarkRealDecision(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
-			p := startPicker(b, n, nil)
-			ctx := context.Background()
-			bodies := make([][]byte, 64)
-			for i := range bodies {
-				bodies[i] = body(prompt(string(rune('a'+i%8)), 4000, i) + prompt("s", 4000, i))
-			}
-			sse := [][]byte{[]byte("data: {\"choices\":[{\"text\":\"x\"}]}\n\n"), []byte("data: [DONE]\n\n")}
-			lat := make([]time.Duration, 0, b.N)
-			added := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.SetBytes(int64(len(bodies[0])))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				st, res, err := p.client.Route(ctx, envoyclient.Request{Method: "POST", Path: "/v1/completions", Body: bodies[i%len(bodies)], ChunkSizes: []int{16384}})
-				if err != nil || res.Status != 0 {
-					b.Fatalf("route: %v %+v", err, res)
-				}
-				lat = append(lat, time.Since(start))
-				added = append(added, res.DecisionLatency)
-				if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sse); err != nil {
-					b.Fatal(err)
-				}
-				st.Close()
-			}
-			b.StopTimer()
-			reportPercentiles(b, "", lat)
-			reportPercentiles(b, "decision-", added)
+			streamBench(b, startPicker(b, n, nil).client)
 		})
 	}
 }
 
+// BenchmarkNopRouterStream is the baseline for RealDecision in the same run:
+// the same stream and bodies with a router that does nothing (the body is
+// still parsed). RealDecision minus this is the cost of deciding.
+func BenchmarkNopRouterStream(b *testing.B) {
+	srv := extproc.NewServer(nopRouter{}, extproc.Options{})
+	srv.SetReady(true)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- extproc.ServeGRPC(ctx, lis, srv, nil, time.Second) }()
+	defer func() { cancel(); <-done }()
+	c, err := envoyclient.Dial(ctx, lis.Addr().String(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	streamBench(b, c)
+}
+
+func streamBench(b *testing.B, c *envoyclient.Client) {
+	ctx := context.Background()
+	bodies := make([][]byte, 64)
+	for i := range bodies {
+		bodies[i] = body(prompt(string(rune('a'+i%8)), 4000, i) + prompt("s", 4000, i))
+	}
+	sse := [][]byte{[]byte("data: {\"choices\":[{\"text\":\"x\"}]}\n\n"), []byte("data: [DONE]\n\n")}
+	lat := make([]time.Duration, 0, b.N)
+	added := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(bodies[0])))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		st, res, err := c.Route(ctx, envoyclient.Request{Method: "POST", Path: "/v1/completions", Body: bodies[i%len(bodies)], ChunkSizes: []int{16384}})
+		if err != nil || res.Status != 0 {
+			b.Fatalf("route: %v %+v", err, res)
+		}
+		lat = append(lat, time.Since(start))
+		added = append(added, res.DecisionLatency)
+		if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sse); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+	b.StopTimer()
+	reportPercentiles(b, "", lat)
+	reportPercentiles(b, "decision-", added)
+}
+
 // BenchmarkTransportFloor is the same stream with no body (GET /v1/models,
 // routed at the headers phase): what gRPC on loopback costs before any
-// parsing or scoring. Decision overhead = RealDecision - TransportFloor.
+// parsing or scoring.
 func BenchmarkTransportFloor(b *testing.B) {
 	p := startPicker(b, 100, nil)
 	ctx := context.Background()
@@ -83,3 +111,19 @@ func reportPercentiles(b *testing.B, prefix string, lat []time.Duration) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), prefix+"p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), prefix+"p99-µs")
 }
+
+// nopRouter routes everything to one endpoint and keeps no state.
+type nopRouter struct{}
+
+type nopDecision struct{}
+
+func (nopRouter) Route(context.Context, *extproc.RouteInput) (extproc.Decision, error) {
+	return nopDecision{}, nil
+}
+func (nopDecision) Endpoints() []string            { return []string{"10.0.0.1:8000"} }
+func (nopDecision) Headers() []extproc.HeaderValue { return nil }
+func (nopDecision) Served(string)                  {}
+func (nopDecision) FirstToken()                    {}
+func (nopDecision) Progress(int)                   {}
+func (nopDecision) Usage(request.Usage)            {}
+func (nopDecision) Done(error)                     {}
