@@ -27,9 +27,11 @@ wait_line() {
 }
 eps="$OUT/endpoints.yaml"
 echo "endpoints:" > "$eps"
+sims=()
 for i in 0 1; do
   "$BIN/modelsim" --port 0 --model demo-model --seed "$i" > "$OUT/modelsim-$i.log" 2>&1 &
   pids+=($!)
+  sims+=($!)
   addr=$(wait_line "$OUT/modelsim-$i.log" 'listening on 127.0.0.1:[0-9]*' | sed 's/listening on //')
   echo "  - {name: sim-$i, address: 127.0.0.1, port: ${addr##*:}, models: [demo-model]}" >> "$eps"
   echo "modelsim $i on $addr"
@@ -45,12 +47,9 @@ for mode in round-robin kv; do
   echo
   echo "-- kvpick --router-mode $mode (ext_proc $grpc, metrics http://$metrics/metrics)"
   "$BIN/gatewaysim" --picker "$grpc" --plaintext --requests "$REQUESTS" --concurrency 4 --quiet
-  curl -s "http://$metrics/metrics" 2>/dev/null | grep -E '^kvpick_(kv_hit_ratio_sum|kv_hit_ratio_count|requests_total)' | sed 's/^/   /' || true
+  command -v curl > /dev/null && curl -s "http://$metrics/metrics" | grep -E '^kvpick_(kv_hit_ratio_sum|kv_hit_ratio_count|requests_total)' | sed 's/^/   /' || true
   kill "$kp"; wait "$kp" 2>/dev/null || true
-  for i in 0 1; do  # cold caches for the next mode
-    port=$(sed -n "s/.*sim-$i, address: 127.0.0.1, port: \([0-9]*\).*/\1/p" "$eps")
-    curl -s -X POST "http://127.0.0.1:$port/admin/reset-cache" > /dev/null || true
-  done
+  kill -HUP "${sims[@]}"  # modelsim clears its prefix cache on SIGHUP: the next mode starts cold
 done
 echo
 echo "Logs and results in $OUT/"
