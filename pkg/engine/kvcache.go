@@ -7,7 +7,7 @@ package engine
 // evicts its hash (a BlockRemoved event).
 type kvCache struct {
 	blocks []kvBlock
-	cached map[uint64]int32 // hash -> block holding it
+	cached blockTable // hash -> block holding it
 	// free queue, a doubly linked list threaded through blocks: head is the
 	// least recently freed (next to evict), tail the most recent.
 	head, tail int32
@@ -26,7 +26,7 @@ type kvBlock struct {
 const none = int32(-1)
 
 func newKVCache(n int, log *eventLog) *kvCache {
-	c := &kvCache{blocks: make([]kvBlock, n), cached: make(map[uint64]int32), head: none, tail: none, log: log}
+	c := &kvCache{blocks: make([]kvBlock, n), cached: newBlockTable(n), head: none, tail: none, log: log}
 	for i := range c.blocks {
 		c.pushFree(int32(i))
 	}
@@ -64,7 +64,7 @@ func (c *kvCache) unlinkFree(id int32) {
 // lookup returns the blocks holding the longest cached prefix of hashes.
 func (c *kvCache) lookup(hashes []uint64, dst []int32) []int32 {
 	for _, h := range hashes {
-		id, ok := c.cached[h]
+		id, ok := c.cached.get(h)
 		if !ok {
 			break
 		}
@@ -102,7 +102,7 @@ func (c *kvCache) allocate(n int, dst []int32) []int32 {
 		c.unlinkFree(id)
 		b := &c.blocks[id]
 		if b.hashed {
-			delete(c.cached, b.hash)
+			c.cached.remove(b.hash)
 			b.hashed = false
 			c.log.removed(b.hash)
 		}
@@ -126,20 +126,21 @@ func (c *kvCache) release(ids []int32) {
 // commit records that block id now holds the full block hashed h. It reports
 // false when another block already caches h (the duplicate stays private).
 func (c *kvCache) commit(id int32, h uint64) bool {
-	if _, dup := c.cached[h]; dup {
+	i, dup := c.cached.find(h)
+	if dup {
 		return false
 	}
 	c.blocks[id].hash, c.blocks[id].hashed = h, true
-	c.cached[h] = id
+	c.cached.putAt(i, h, id)
 	return true
 }
 
 // reset forgets every cached hash; blocks in use stay allocated.
 func (c *kvCache) reset() {
-	for h, id := range c.cached {
-		c.blocks[id].hashed = false
-		delete(c.cached, h)
+	for i := range c.blocks {
+		c.blocks[i].hashed = false
 	}
+	c.cached.reset()
 }
 
 // used is the number of blocks referenced by running requests.
