@@ -6,17 +6,16 @@ import "math/rand/v2"
 // compacted; compaction is O(n) and runs at most once per ~n operations.
 const slack = 1024
 
-// compact bounds the log, the expiry schedule and the engine map by the
-// number of live blocks. Callers hold ep.mu.
+// compact bounds the node slice, the expiry schedule and the engine map by
+// the number of live blocks. Callers hold ep.mu.
 func (ep *endpoint) compact() {
-	live := len(ep.log) - ep.head
-	switch {
-	case live > 2*ep.blocks.len()+slack:
-		ep.filterLog()
+	if len(ep.order.nodes) > 2*ep.order.live+slack {
+		ep.packNodes()
+	}
+	// Trim again only once the schedule doubled, in case little could go.
+	if n := len(ep.recs) - ep.rhead; n > ep.order.live+slack && n > 2*ep.recsTrimmed {
 		ep.trimRecs()
-	case ep.head > slack && ep.head > len(ep.log)/2:
-		ep.log = append(ep.log[:0], ep.log[ep.head:]...)
-		ep.head = 0
+		ep.recsTrimmed = len(ep.recs)
 	}
 	if ep.rhead > slack && ep.rhead > len(ep.recs)/2 {
 		ep.recs = append(ep.recs[:0], ep.recs[ep.rhead:]...)
@@ -27,23 +26,23 @@ func (ep *endpoint) compact() {
 	}
 }
 
-// filterLog keeps only the current touch of every block, in order.
-func (ep *endpoint) filterLog() {
-	out := ep.log[:0]
-	for _, it := range ep.log[ep.head:] {
-		if _, ok := ep.current(it); ok {
-			out = append(out, it)
-		}
+// packNodes moves the live nodes to the front of a new slice, oldest first,
+// and repoints the table at them.
+func (ep *endpoint) packNodes() {
+	l := newLRU()
+	l.nodes = make([]node, 0, ep.order.live)
+	for i := ep.order.oldest; i != none; i = ep.order.nodes[i].newer {
+		nd := ep.order.nodes[i]
+		*ep.blocks.ptr(nd.hash) = uint64(l.add(nd.hash, nd.tv))
 	}
-	clear(ep.log[len(out):])
-	ep.log, ep.head = out, 0
+	ep.order = l
 }
 
 // trimRecs drops expiry records that cover no live block any more.
 func (ep *endpoint) trimRecs() {
 	oldest := ep.clock + 1
-	if len(ep.log) > 0 {
-		oldest = ep.log[0].touch
+	if ep.order.oldest != none {
+		oldest = ep.order.nodes[ep.order.oldest].tv >> 1
 	}
 	i := ep.rhead
 	for i < len(ep.recs) && ep.recs[i].touch < oldest {
@@ -69,7 +68,7 @@ func (ep *endpoint) clearAll(s *shards) int {
 	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
 	ep.blocks = newTable[uint64](rand.Uint64())
 	ep.engine = make(map[uint64]uint64)
-	ep.log, ep.head, ep.recs, ep.rhead = nil, 0, nil, 0
+	ep.order, ep.recs, ep.rhead, ep.recsTrimmed = newLRU(), nil, 0, 0
 	ep.observed, ep.predicted = 0, 0
 	ep.flush(s)
 	return n

@@ -19,18 +19,16 @@ type endpoint struct {
 
 	capacity int // 0: Options.MaxBlocksPerEndpoint
 
-	// blocks maps own hash -> touch<<1 | observed bit. The touch is a
-	// per-endpoint clock value; the newest touch of a block is its LRU position.
+	// blocks maps own hash -> index of its node in order; the node holds the
+	// block's touch (a per-endpoint clock value) and observed bit, and order
+	// lists the blocks least recently touched first.
 	blocks table[uint64]
-	// log lists (hash, touch) in touch order from head; items whose touch is
-	// no longer the block's current touch are stale and skipped. Popping from
-	// the front yields least recently touched blocks first.
-	log  []logItem
-	head int
+	order  lru
 	// recs schedules predicted expiry: every block last touched at or before
 	// recs[i].touch expires at recs[i].exp (predicted TTL is constant).
-	recs  []expRec
-	rhead int
+	recs        []expRec
+	rhead       int
+	recsTrimmed int // len(recs) after the last trimRecs
 	// engine maps the engine's block hash to our own (observed path).
 	engine map[uint64]uint64
 
@@ -49,15 +47,13 @@ type endpoint struct {
 // never is a nextDue meaning "nothing scheduled to expire".
 const never = int64(math.MaxInt64)
 
-type logItem struct{ hash, touch uint64 }
-
 type expRec struct {
 	touch uint64
 	exp   int64
 }
 
 func newEndpoint(name string, id uint32) *endpoint {
-	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), engine: make(map[uint64]uint64)}
+	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: make(map[uint64]uint64)}
 	ep.nextDue.Store(never)
 	return ep
 }
@@ -67,22 +63,23 @@ func newEndpoint(name string, id uint32) *endpoint {
 func (ep *endpoint) upsert(h uint64, observed bool) {
 	ep.clock++
 	v, had := ep.blocks.upsert(h)
-	wasObs := had && *v&1 == 1
-	obs := observed || wasObs
-	*v = ep.clock<<1 | b2u(obs)
-	ep.log = append(ep.log, logItem{h, ep.clock})
-	switch {
-	case !had && obs:
-		ep.observed++
-	case !had:
-		ep.predicted++
-	case obs && !wasObs:
+	if !had {
+		*v = uint64(ep.order.add(h, ep.clock<<1|b2u(observed)))
+		if observed {
+			ep.observed++
+		} else {
+			ep.predicted++
+		}
+		ep.ops = append(ep.ops, op{h: h})
+		return
+	}
+	i := uint32(*v)
+	wasObs := ep.order.nodes[i].tv&1 == 1
+	if observed && !wasObs {
 		ep.predicted--
 		ep.observed++
 	}
-	if !had {
-		ep.ops = append(ep.ops, op{h: h})
-	}
+	ep.order.touch(i, ep.clock<<1|b2u(observed || wasObs))
 }
 
 // drop forgets block h. Callers hold ep.mu.
@@ -92,19 +89,19 @@ func (ep *endpoint) drop(h uint64) bool {
 		return false
 	}
 	ep.blocks.del(h)
-	if v&1 == 1 {
+	ep.forget(uint32(v))
+	return true
+}
+
+// forget frees node i, whose block is already out of ep.blocks.
+func (ep *endpoint) forget(i uint32) {
+	if ep.order.nodes[i].tv&1 == 1 {
 		ep.observed--
 	} else {
 		ep.predicted--
 	}
-	ep.ops = append(ep.ops, op{h: h, del: true})
-	return true
-}
-
-// current reports whether a log item is the block's latest touch.
-func (ep *endpoint) current(it logItem) (v uint64, ok bool) {
-	v, ok = ep.blocks.get(it.hash)
-	return v, ok && v>>1 == it.touch
+	ep.ops = append(ep.ops, op{h: ep.order.nodes[i].hash, del: true})
+	ep.order.remove(i)
 }
 
 // evict prunes least recently touched blocks down to target once the
@@ -114,12 +111,9 @@ func (ep *endpoint) evict(limit, target int) int {
 		return 0
 	}
 	n := 0
-	for ep.blocks.len() > target && ep.head < len(ep.log) {
-		it := ep.log[ep.head]
-		ep.head++
-		if _, ok := ep.current(it); ok && ep.drop(it.hash) {
-			n++
-		}
+	for ep.blocks.len() > target && ep.order.oldest != none {
+		ep.drop(ep.order.nodes[ep.order.oldest].hash)
+		n++
 	}
 	ep.evictions += uint64(n)
 	return n
@@ -133,18 +127,17 @@ func (ep *endpoint) expire(t int64) int {
 		ep.rhead++
 	}
 	n := 0
-	for w != 0 && ep.head < len(ep.log) && ep.log[ep.head].touch <= w {
-		it := ep.log[ep.head]
-		ep.head++
-		v, ok := ep.current(it)
+	for w != 0 && ep.order.oldest != none {
+		i := ep.order.oldest
+		nd := ep.order.nodes[i]
 		switch {
-		case !ok:
-		case v&1 == 1: // observed: keep, move behind the expiry window
+		case nd.tv>>1 > w:
+			w = 0 // the rest were touched later
+		case nd.tv&1 == 1: // observed: keep, move behind the expiry window
 			ep.clock++
-			*ep.blocks.ptr(it.hash) = ep.clock<<1 | 1
-			ep.log = append(ep.log, logItem{it.hash, ep.clock})
+			ep.order.touch(i, ep.clock<<1|1)
 		default:
-			ep.drop(it.hash)
+			ep.drop(nd.hash)
 			n++
 		}
 	}
