@@ -29,7 +29,8 @@ type KVEvent struct {
 // KVSink receives the engine's KV cache changes. It is called synchronously
 // from Step and ResetCache with the events of that call in order, stamped
 // with the end of the step; it may retain the slice (the engine does not
-// reuse it) and must not call back into the engine.
+// reuse it) but must not modify an event's Hashes or Tokens, which share
+// memory with the engine; it must not call back into the engine.
 type KVSink interface {
 	KVEvents(ts time.Time, events []KVEvent)
 }
@@ -43,12 +44,15 @@ func (f KVSinkFunc) KVEvents(ts time.Time, events []KVEvent) { f(ts, events) }
 // eventLog collects one call's events, merging adjacent removals.
 type eventLog struct{ events []KVEvent }
 
-func (l *eventLog) removed(h uint64) {
+// removed records the eviction of h; more (>= 1, counting h) is how many
+// evictions may follow at once, to size a new event's Hashes.
+func (l *eventLog) removed(h uint64, more int) {
 	if n := len(l.events); n > 0 && l.events[n-1].Kind == BlockRemoved {
 		l.events[n-1].Hashes = append(l.events[n-1].Hashes, h)
 		return
 	}
-	l.events = append(l.events, KVEvent{Kind: BlockRemoved, Hashes: []uint64{h}})
+	hashes := append(make([]uint64, 0, more), h)
+	l.events = append(l.events, KVEvent{Kind: BlockRemoved, Hashes: hashes})
 }
 
 func (l *eventLog) add(ev KVEvent) { l.events = append(l.events, ev) }

@@ -49,15 +49,16 @@ func (e *Engine) commitBlocks(s *seq) {
 	s.committed = full
 }
 
-// emitStored reports blocks [from, to) of s as stored (from < 0: none).
+// emitStored reports blocks [from, to) of s as stored (from < 0: none). The
+// event shares s's hashes and tokens rather than copying them: the engine only
+// ever appends to both, and the capped slices keep a sink's appends off them.
 func (e *Engine) emitStored(s *seq, from, to int) {
 	if from < 0 || from >= to {
 		return
 	}
 	bs := e.cfg.BlockSize
 	ev := KVEvent{Kind: BlockStored, BlockSize: bs, LoRA: s.lora,
-		Hashes: append([]uint64(nil), s.hashes[from:to]...),
-		Tokens: append([]uint32(nil), s.tokens[from*bs:to*bs]...)}
+		Hashes: s.hashes[from:to:to], Tokens: s.tokens[from*bs : to*bs : to*bs]}
 	if from > 0 {
 		ev.Parent, ev.HasParent = s.hashes[from-1], true
 	}

@@ -104,7 +104,7 @@ func (c *kvCache) allocate(n int, dst []int32) []int32 {
 		if b.hashed {
 			c.cached.remove(b.hash)
 			b.hashed = false
-			c.log.removed(b.hash)
+			c.log.removed(b.hash, n)
 		}
 		b.ref = 1
 		dst = append(dst, id)

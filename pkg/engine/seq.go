@@ -23,7 +23,11 @@ func newSeq(r *Request, maxTokens int, cfg Config) *seq {
 	// Room for typical outputs up front; huge max_tokens grow on demand.
 	tokens := make([]uint32, len(r.Tokens), len(r.Tokens)+min(maxTokens, 256))
 	copy(tokens, r.Tokens)
-	s := &seq{id: r.ID, lora: r.LoRA, tokens: tokens, promptLen: len(tokens), maxTokens: maxTokens}
+	// The block table and hashes get the same room, so neither regrows while
+	// the prompt is prefilled block by block.
+	full := cap(tokens)/cfg.BlockSize + 1
+	s := &seq{id: r.ID, lora: r.LoRA, tokens: tokens, promptLen: len(tokens), maxTokens: maxTokens,
+		blocks: make([]int32, 0, full), hashes: make([]uint64, 0, full)}
 	if r.LoRA != "" {
 		s.loraHash = stringHash(r.LoRA)
 	}
