@@ -15,6 +15,9 @@ const (
 	ModeCustom      = "custom" // the profile in router.profile
 )
 
+// MetricsOff as server.metricsAddr turns the metrics listener off.
+const MetricsOff = "off"
+
 // Observation paths for the KV index.
 const (
 	ObservePredicted = "predicted" // the picker's own decisions, with a TTL
@@ -38,7 +41,7 @@ type Config struct {
 type Server struct {
 	// GRPCAddr is the ext_proc listen address (default ":9002", the port the ecosystem uses).
 	GRPCAddr string `json:"grpcAddr"`
-	// MetricsAddr serves /metrics and /healthz (default ":9090"). Empty disables it.
+	// MetricsAddr serves /metrics, /healthz and /readyz (default ":9090"); "off" disables it.
 	MetricsAddr string `json:"metricsAddr"`
 	// Plaintext turns TLS off on the gRPC listener. Off by default: Envoy Gateway talks TLS to pickers.
 	Plaintext bool `json:"plaintext"`

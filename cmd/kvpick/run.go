@@ -67,7 +67,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	srv.SetReady(len(set.Snapshot().List) > 0)
 	// Watch only once every listener is registered, so no reload is missed.
 	go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
-	if cfg.Server.MetricsAddr != "" {
+	if cfg.Server.MetricsAddr != v1.MetricsOff {
 		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, log)
 	}
 	return serveGRPC(ctx, cfg, srv, log)
