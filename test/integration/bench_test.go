@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"sort"
 	"testing"
 	"time"
 
+	"github.com/kvpick/kvpick/internal/testutil"
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
 	"github.com/kvpick/kvpick/pkg/request"
@@ -23,7 +23,7 @@ import (
 func BenchmarkRealDecision(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
-			streamBench(b, startPicker(b, n, nil).client)
+			testutil.StreamBench(b, startPicker(b, n, nil).client)
 		})
 	}
 }
@@ -47,37 +47,7 @@ func BenchmarkNopRouterStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	streamBench(b, c)
-}
-
-func streamBench(b *testing.B, c *envoyclient.Client) {
-	ctx := context.Background()
-	bodies := make([][]byte, 64)
-	for i := range bodies {
-		bodies[i] = body(prompt(string(rune('a'+i%8)), 4000, i) + prompt("s", 4000, i))
-	}
-	sse := [][]byte{[]byte("data: {\"choices\":[{\"text\":\"x\"}]}\n\n"), []byte("data: [DONE]\n\n")}
-	lat := make([]time.Duration, 0, b.N)
-	added := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(bodies[0])))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		st, res, err := c.Route(ctx, envoyclient.Request{Method: "POST", Path: "/v1/completions", Body: bodies[i%len(bodies)], ChunkSizes: []int{16384}})
-		if err != nil || res.Status != 0 {
-			b.Fatalf("route: %v %+v", err, res)
-		}
-		lat = append(lat, time.Since(start))
-		added = append(added, res.DecisionLatency)
-		if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sse); err != nil {
-			b.Fatal(err)
-		}
-		st.Close()
-	}
-	b.StopTimer()
-	reportPercentiles(b, "", lat)
-	reportPercentiles(b, "decision-", added)
+	testutil.StreamBench(b, c)
 }
 
 // BenchmarkTransportFloor is the same stream with no body (GET /v1/models,
@@ -102,14 +72,7 @@ func BenchmarkTransportFloor(b *testing.B) {
 		st.Close()
 	}
 	b.StopTimer()
-	reportPercentiles(b, "", lat)
-}
-
-// reportPercentiles adds p50 and p99 of the per-iteration latencies.
-func reportPercentiles(b *testing.B, prefix string, lat []time.Duration) {
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), prefix+"p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), prefix+"p99-µs")
+	testutil.ReportPercentiles(b, "", lat)
 }
 
 // nopRouter routes everything to one endpoint and keeps no state.

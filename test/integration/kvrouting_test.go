@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/internal/testutil"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/extproc"
@@ -80,18 +81,9 @@ func startPicker(t testing.TB, n int, mut func(*v1.Config)) *picker {
 	return &picker{client: c, active: active, set: set}
 }
 
-func body(prompt string) []byte {
-	return []byte(fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":8,"stream":true}`, prompt))
-}
+func body(prompt string) []byte { return testutil.CompletionBody(prompt) }
 
-func prompt(group string, words int, tail int) string {
-	var b strings.Builder
-	for i := 0; i < words; i++ {
-		fmt.Fprintf(&b, " %s%03x", group[:1], i)
-	}
-	fmt.Fprintf(&b, " tail%d", tail)
-	return b.String()
-}
+func prompt(group string, words, tail int) string { return testutil.Prompt(group, words, tail) }
 
 // Requests that share a prefix land on the endpoint that holds it, while the
 // distinct prefixes (and so the load) spread over the fleet.
