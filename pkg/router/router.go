@@ -8,6 +8,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -128,7 +129,8 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 }
 
 func (r *Router) reject(err error) error {
-	if e, ok := err.(*apierr.Error); ok {
+	var e *apierr.Error
+	if errors.As(err, &e) {
 		telemetry.Rejections.WithLabelValues(e.Type).Inc()
 	}
 	return err
