@@ -40,7 +40,7 @@ var (
 	// Rejections counts requests the router refused, by reason (the apierr type).
 	Rejections = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "router_rejections_total",
-		Help: "Requests the router refused, by reason: no_endpoints, unknown_model, overloaded, queue_full, queue_timeout, request_shed, bad_override, ...",
+		Help: "Requests the router refused, by reason (the error type in the response body: invalid_request_error, not_found_error, service_unavailable, AllEligibleWorkersOverloaded, queue_full, queue_timeout, request_shed).",
 	}, []string{"reason"}))
 	// ObservationPath is 1 for the KV observation path in use (predicted or events) per pool.
 	ObservationPath = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
