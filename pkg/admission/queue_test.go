@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -88,16 +89,18 @@ func noResult(t *testing.T, ch <-chan result) {
 }
 
 func TestAdmitImmediate(t *testing.T) {
+	pool := uniquePool("t-immediate")
 	s := &slots{free: 1}
-	q := NewQueue(Options{Pool: "t-immediate"}, s.take)
+	q := NewQueue(Options{Pool: pool}, s.take)
 	if err := q.Admit(context.Background(), item("a", 0)); err != nil || s.inFlight != 1 || q.Len() != 0 {
 		t.Fatalf("admit: %v, in flight %d, len %d", err, s.inFlight, q.Len())
 	}
 }
 
 func TestAdmitWaitsForNotify(t *testing.T) {
+	pool := uniquePool("t-notify")
 	s := &slots{}
-	q := NewQueue(Options{Pool: "t-notify"}, s.take)
+	q := NewQueue(Options{Pool: pool}, s.take)
 	out := make(chan result, 1)
 	admitAsync(t, context.Background(), q, item("a", 0), out)
 	q.Notify() // nothing freed yet
@@ -107,22 +110,23 @@ func TestAdmitWaitsForNotify(t *testing.T) {
 	if r := recv(t, out); r.err != nil || q.Len() != 0 {
 		t.Fatalf("admit after notify: %v, len %d", r.err, q.Len())
 	}
-	if got := gauge(t, telemetry.QueuePendingRequests, "t-notify"); got != 0 {
+	if got := gauge(t, telemetry.QueuePendingRequests, pool); got != 0 {
 		t.Fatalf("pending gauge %v after dispatch", got)
 	}
-	if got := counter(t, telemetry.QueueDispatchedTotal, "t-notify"); got != 1 {
+	if got := counter(t, telemetry.QueueDispatchedTotal, pool); got != 1 {
 		t.Fatalf("dispatched counter %v, want 1", got)
 	}
 }
 
 func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
+	pool := uniquePool("t-order")
 	s := &slots{}
-	q := NewQueue(Options{Pool: "t-order"}, s.take)
+	q := NewQueue(Options{Pool: pool}, s.take)
 	out := make(chan result, 8)
 	for _, it := range []*Item{item("low", 0), item("high1", 5), item("mid", 2), item("high2", 5)} {
 		admitAsync(t, context.Background(), q, it, out)
 	}
-	if got := gauge(t, telemetry.QueuePendingRequests, "t-order"); got != 4 {
+	if got := gauge(t, telemetry.QueuePendingRequests, pool); got != 4 {
 		t.Fatalf("pending gauge %v, want 4", got)
 	}
 	var order []string
@@ -156,7 +160,8 @@ func names2(s []string) string {
 }
 
 func TestQueueFullAndShed(t *testing.T) {
-	q := NewQueue(Options{Pool: "t-full", MaxLength: 2}, func(*Item) bool { return false })
+	pool := uniquePool("t-full")
+	q := NewQueue(Options{Pool: pool, MaxLength: 2}, func(*Item) bool { return false })
 	out := make(chan result, 4)
 	admitAsync(t, context.Background(), q, item("normal", 0), out)
 	admitAsync(t, context.Background(), q, item("sheddable", -1), out)
@@ -171,7 +176,7 @@ func TestQueueFullAndShed(t *testing.T) {
 	}
 	checkAPIErr(t, r.err, http.StatusTooManyRequests, apierr.TypeShed, "(2 requests)")
 	for reason, want := range map[string]float64{"queue_full": 1, "request_shed": 1, "queue_timeout": 0} {
-		if got := counter(t, telemetry.QueueRejectionsTotal, "t-full", reason); got != want {
+		if got := counter(t, telemetry.QueueRejectionsTotal, pool, reason); got != want {
 			t.Errorf("rejections{reason=%s} = %v, want %v", reason, got, want)
 		}
 	}
@@ -184,20 +189,22 @@ func TestQueueFullAndShed(t *testing.T) {
 }
 
 func TestQueueTimeout(t *testing.T) {
-	q := NewQueue(Options{Pool: "t-timeout", MaxWait: 30 * time.Millisecond}, func(*Item) bool { return false })
+	pool := uniquePool("t-timeout")
+	q := NewQueue(Options{Pool: pool, MaxWait: 30 * time.Millisecond}, func(*Item) bool { return false })
 	start := time.Now()
 	err := q.Admit(context.Background(), &Item{Value: "a", ISLTokens: 100})
 	checkAPIErr(t, err, http.StatusTooManyRequests, apierr.TypeQueueTimeout, "30ms")
 	if waited := time.Since(start); waited < 30*time.Millisecond || q.Len() != 0 {
 		t.Fatalf("returned after %v with len %d", waited, q.Len())
 	}
-	if got := gauge(t, telemetry.QueuePendingISLTokens, "t-timeout"); got != 0 {
+	if got := gauge(t, telemetry.QueuePendingISLTokens, pool); got != 0 {
 		t.Fatalf("token gauge %v after timeout", got)
 	}
 }
 
 func TestAdmitCancel(t *testing.T) {
-	q := NewQueue(Options{Pool: "t-cancel"}, func(*Item) bool { return false })
+	pool := uniquePool("t-cancel")
+	q := NewQueue(Options{Pool: pool}, func(*Item) bool { return false })
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan result, 1)
 	admitAsync(t, ctx, q, item("a", 0), out)
@@ -212,7 +219,8 @@ func TestAdmitCancel(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	q := NewQueue(Options{Pool: "t-close"}, func(*Item) bool { return false })
+	pool := uniquePool("t-close")
+	q := NewQueue(Options{Pool: pool}, func(*Item) bool { return false })
 	out := make(chan result, 3)
 	for _, n := range []string{"a", "b", "c"} {
 		admitAsync(t, context.Background(), q, item(n, 0), out)
@@ -232,9 +240,10 @@ func TestClose(t *testing.T) {
 // workers that free them and notify. Never more in flight than capacity, and
 // everyone is eventually dispatched.
 func TestConcurrentCapacity(t *testing.T) {
+	pool := uniquePool("t-race")
 	const capacity, clients = 4, 200
 	s := &slots{free: capacity}
-	q := NewQueue(Options{Pool: "t-race"}, s.take)
+	q := NewQueue(Options{Pool: pool}, s.take)
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -279,9 +288,10 @@ func gauge(t *testing.T, v *prometheus.GaugeVec, pool string) float64 {
 // TestCancelRacesDispatch: when cancel and dispatch race, Admit returns nil
 // exactly when the predicate reserved a slot for the item.
 func TestCancelRacesDispatch(t *testing.T) {
+	pool := uniquePool("t-cancel-race")
 	for i := range 200 {
 		s := &slots{}
-		q := NewQueue(Options{Pool: "t-cancel-race"}, s.take)
+		q := NewQueue(Options{Pool: pool}, s.take)
 		ctx, cancel := context.WithCancel(context.Background())
 		out := make(chan result, 1)
 		admitAsync(t, ctx, q, item("a", 0), out)
@@ -305,7 +315,8 @@ func TestCancelRacesDispatch(t *testing.T) {
 }
 
 func TestAdmitMisuse(t *testing.T) {
-	q := NewQueue(Options{Pool: "t-misuse"}, func(*Item) bool { return false })
+	pool := uniquePool("t-misuse")
+	q := NewQueue(Options{Pool: pool}, func(*Item) bool { return false })
 	if err := q.Admit(context.Background(), nil); !errors.Is(err, ErrNilItem) {
 		t.Fatalf("nil item: %v", err)
 	}
@@ -327,3 +338,9 @@ func counter(t *testing.T, v *prometheus.CounterVec, labels ...string) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+var poolSeq atomic.Int64
+
+// uniquePool names a metrics pool for one test run, so counters read by a
+// test start at zero even with -count > 1.
+func uniquePool(name string) string { return fmt.Sprintf("%s-%d", name, poolSeq.Add(1)) }

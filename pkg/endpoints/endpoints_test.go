@@ -113,7 +113,7 @@ func TestWatchFileReloadsAndKeepsOnError(t *testing.T) {
 	write("endpoints:\n- {address: nope, port: 1}\n")
 	time.Sleep(50 * time.Millisecond)
 	if len(s.Snapshot().List) != 2 {
-		t.Fatal("bad file replaced the set")
+		t.Fatalf("bad file replaced the set: %d endpoints", len(s.Snapshot().List))
 	}
 }
 

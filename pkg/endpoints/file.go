@@ -72,10 +72,15 @@ func (f *FileSource) Load() error {
 }
 
 // Watch reloads the file whenever its content changes, checking every
-// interval. A bad file is logged and the previous set kept. Returns when ctx ends.
+// interval. New content is applied once it has been the same for two checks
+// in a row, so a file caught mid-write (truncated, half written) is never
+// applied. A bad file is logged and the previous set kept. Returns when ctx
+// ends.
 func (f *FileSource) Watch(ctx context.Context, interval time.Duration, log logr.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var pending []byte
+	settling := false // pending holds content seen once (nil and empty differ here)
 	for {
 		select {
 		case <-ctx.Done():
@@ -84,8 +89,14 @@ func (f *FileSource) Watch(ctx context.Context, interval time.Duration, log logr
 		}
 		data, err := os.ReadFile(f.path)
 		if err != nil || bytes.Equal(data, f.last) {
+			settling = false
 			continue
 		}
+		if !settling || !bytes.Equal(data, pending) {
+			pending, settling = data, true // settle for one more interval
+			continue
+		}
+		settling = false
 		if err := f.Load(); err != nil {
 			log.Error(err, "endpoints file rejected, keeping the previous set", "path", f.path)
 			continue
