@@ -1,7 +1,9 @@
 package extproc
 
 import (
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
@@ -11,8 +13,11 @@ import (
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
+var metricsRun atomic.Int64
+
 func TestMetricsCounted(t *testing.T) {
-	const mode = "metrics-test"
+	// A mode label of its own per run, so the counters start at zero even with -count > 1.
+	mode := fmt.Sprintf("metrics-test-%d", metricsRun.Add(1))
 	r := newFakeRouter("10.9.9.9:8000")
 	h := startHarness(t, r, Options{Mode: mode}, nil, nil)
 	ctx := testCtx(t)
