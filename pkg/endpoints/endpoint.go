@@ -114,6 +114,7 @@ type Load struct {
 type Entry struct {
 	Endpoint
 	key  string
+	pos  int // index in its snapshot's List
 	load atomic.Pointer[Load]
 }
 

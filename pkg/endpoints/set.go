@@ -20,6 +20,14 @@ func (s *Snapshot) Get(key string) (*Entry, bool) {
 	return e, ok
 }
 
+// Index returns key's position in List.
+func (s *Snapshot) Index(key string) (int, bool) {
+	if e, ok := s.byKey[key]; ok {
+		return e.pos, true
+	}
+	return 0, false
+}
+
 // Set is the current candidate set. Reads are lock-free; writes are serialised.
 type Set struct {
 	mu        sync.Mutex
@@ -66,6 +74,9 @@ func (s *Set) Replace(eps []Endpoint) error {
 		next.List = append(next.List, e)
 	}
 	sort.Slice(next.List, func(i, j int) bool { return next.List[i].key < next.List[j].key })
+	for i, e := range next.List {
+		e.pos = i
+	}
 	s.snap.Store(next)
 	for _, fn := range s.listeners {
 		fn(next)

@@ -14,15 +14,13 @@ import (
 func (r *Router) Candidates(p *Prepared) []scheduler.Candidate {
 	snap := r.deps.Set.Snapshot()
 	cands := make([]scheduler.Candidate, len(snap.List))
-	pos := make(map[string]int, len(snap.List))
 	for i, e := range snap.List {
 		cands[i] = scheduler.Candidate{Entry: e, Load: e.Load(), Capacity: e.Capacity(), Active: r.deps.Active.Counts(e.Key())}
-		pos[e.Key()] = i
 	}
 	if len(p.Chain) > 0 {
 		start := time.Now()
 		for _, o := range r.deps.Index.Match(p.Chain, r.deps.Now(), nil) {
-			if i, ok := pos[o.Endpoint]; ok {
+			if i, ok := snap.Index(o.Endpoint); ok {
 				cands[i].CachedBlocks = o.Blocks
 			}
 		}
