@@ -22,7 +22,8 @@ type fakeRouter struct {
 	next      int
 	last      RouteInput // the latest input (only that one: benchmarks route thousands of large prompts)
 	decisions []*fakeDecision
-	noRecord  bool // benchmarks: keep no decisions
+	noRecord  bool   // benchmarks: keep no decisions
+	onCommit  func() // called by each Decision's Commit (tests inspect the stream at that point)
 }
 
 func newFakeRouter(eps ...string) *fakeRouter { return &fakeRouter{endpoints: eps} }
@@ -57,7 +58,7 @@ func (r *fakeRouter) pick(in *RouteInput) (Decision, error) {
 		eps = append(eps, cands[(r.next+i)%len(cands)])
 	}
 	r.next++
-	d := &fakeDecision{eps: eps, headers: r.headers, done: make(chan struct{})}
+	d := &fakeDecision{eps: eps, headers: r.headers, done: make(chan struct{}), onCommit: r.onCommit}
 	if !r.noRecord {
 		r.decisions = append(r.decisions, d)
 	}
@@ -84,16 +85,19 @@ func (r *fakeRouter) set(f func(r *fakeRouter)) {
 
 // fakeDecision records the lifecycle calls.
 type fakeDecision struct {
-	eps     []string
-	headers []HeaderValue
-	done    chan struct{} // closed by the first Done
+	eps      []string
+	headers  []HeaderValue
+	done     chan struct{} // closed by the first Done
+	onCommit func()
 
 	mu sync.Mutex
 	st decisionState
 }
 
 type decisionState struct {
+	commits    int
 	served     string
+	servedPre  bool // Served arrived before Commit
 	firstToken int
 	progress   int
 	usage      []request.Usage
@@ -103,9 +107,17 @@ type decisionState struct {
 
 func (d *fakeDecision) Endpoints() []string    { return d.eps }
 func (d *fakeDecision) Headers() []HeaderValue { return d.headers }
-func (d *fakeDecision) Served(ep string)       { d.with(func(s *decisionState) { s.served = ep }) }
-func (d *fakeDecision) FirstToken()            { d.with(func(s *decisionState) { s.firstToken++ }) }
-func (d *fakeDecision) Progress(n int)         { d.with(func(s *decisionState) { s.progress = n }) }
+func (d *fakeDecision) Commit() {
+	if d.onCommit != nil {
+		d.onCommit()
+	}
+	d.with(func(s *decisionState) { s.commits++ })
+}
+func (d *fakeDecision) Served(ep string) {
+	d.with(func(s *decisionState) { s.served, s.servedPre = ep, s.commits == 0 })
+}
+func (d *fakeDecision) FirstToken()    { d.with(func(s *decisionState) { s.firstToken++ }) }
+func (d *fakeDecision) Progress(n int) { d.with(func(s *decisionState) { s.progress = n }) }
 func (d *fakeDecision) Usage(u request.Usage) {
 	d.with(func(s *decisionState) { s.usage = append(s.usage, u) })
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // memStream is an in-memory ext_proc server stream: Recv replays msgs then returns io.EOF (or recvErr); Send
-// records (or fails after failAfter sends when failAfter > 0).
+// records (or fails after failAfter sends when failAfter > 0, and every send when it is negative).
 type memStream struct {
 	grpc.ServerStream
 	ctx       context.Context
@@ -48,7 +48,7 @@ func (m *memStream) Recv() (*extprocv3.ProcessingRequest, error) {
 }
 
 func (m *memStream) Send(r *extprocv3.ProcessingResponse) error {
-	if m.failAfter > 0 && m.nsent >= m.failAfter {
+	if m.failAfter != 0 && m.nsent >= max(m.failAfter, 0) {
 		return errors.New("send failed")
 	}
 	m.nsent++

@@ -50,7 +50,7 @@ func (st *stream) routeHeadersOnly() error {
 	if ok, err := st.route(nil); !ok {
 		return err
 	}
-	return st.send(st.decisionResponse(false, -1))
+	return st.commit(st.send(st.decisionResponse(false, -1)))
 }
 
 // onRequestBody accumulates the body (bounded by MaxBodyBytes) and routes at its end.
@@ -106,12 +106,21 @@ func (st *stream) finishBody(eos bool) error {
 		return err
 	}
 	if st.headersAnswered {
-		return st.send(st.decisionResponse(true, -1))
+		return st.commit(st.send(st.decisionResponse(true, -1)))
 	}
 	if err := st.send(st.decisionResponse(false, len(st.body))); err != nil {
 		return err
 	}
-	return st.echoBody(eos)
+	return st.commit(st.echoBody(eos))
+}
+
+// commit lets the Decision do its bookkeeping once the answer went out without error (sendErr nil), so that work
+// is not on the request's path; a failed send leaves the stream to abort (Done only).
+func (st *stream) commit(sendErr error) error {
+	if sendErr == nil && st.dec != nil && !st.ended {
+		st.dec.Commit()
+	}
+	return sendErr
 }
 
 // echoBody returns the body to the proxy in chunks of at most ChunkBytes.

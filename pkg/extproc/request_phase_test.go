@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
 )
 
@@ -188,5 +191,49 @@ func TestLargeBodyEchoedInChunks(t *testing.T) {
 		if !bytes.Equal(res.BodyEcho, body) {
 			t.Fatal("echo differs")
 		}
+	}
+}
+
+// TestCommitAfterAnswer: the Decision is committed once, after every answer of the request phase went out (the
+// headers response and the whole echo), and never when sending failed.
+func TestCommitAfterAnswer(t *testing.T) {
+	body := string(completion("m", longPrompt(40_000))) // echoed in several chunks
+	full := filterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	tests := []struct {
+		name      string
+		msgs      []*extprocv3.ProcessingRequest
+		failAfter int
+		commits   int
+		sentFirst int // answers sent before Commit
+	}{
+		{"headers only", []*extprocv3.ProcessingRequest{reqHeaders("/v1/models", true)}, 0, 1, 1},
+		{"streamed body", []*extprocv3.ProcessingRequest{
+			withMode(reqHeaders("/v1/completions", false), full, full), reqBody(body, true)}, 0, 1, 4},
+		{"buffered body", []*extprocv3.ProcessingRequest{
+			withMode(reqHeaders("/v1/completions", false), filterv3.ProcessingMode_BUFFERED, full), reqBody(body, true)}, 0, 1, 2},
+		{"echo fails", []*extprocv3.ProcessingRequest{
+			withMode(reqHeaders("/v1/completions", false), full, full), reqBody(body, true)}, 2, 0, 2},
+		{"decision send fails", []*extprocv3.ProcessingRequest{reqHeaders("/v1/models", true)}, -1, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFakeRouter("10.0.0.1:8000")
+			ms := newMemStream(tc.msgs...)
+			ms.failAfter = tc.failAfter
+			var sentAtCommit int
+			r.onCommit = func() { sentAtCommit = ms.nsent }
+			_ = NewServer(r, Options{}).Process(ms)
+			ds := r.allDecisions()
+			if len(ds) != 1 {
+				t.Fatalf("decisions %d", len(ds))
+			}
+			s := ds[0].state()
+			if s.commits != tc.commits || s.doneCalls != 1 {
+				t.Fatalf("commits %d done %d, want %d and 1", s.commits, s.doneCalls, tc.commits)
+			}
+			if tc.commits > 0 && sentAtCommit != tc.sentFirst {
+				t.Fatalf("committed after %d answers, want %d", sentAtCommit, tc.sentFirst)
+			}
+		})
 	}
 }

@@ -34,7 +34,8 @@ func TestResponseLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := waitDone(t, h.router.allDecisions()[0])
-		if d.doneCalls != 1 || d.doneErr != nil || d.firstToken != 1 || d.served != "10.0.0.2:8000" {
+		if d.doneCalls != 1 || d.doneErr != nil || d.firstToken != 1 || d.served != "10.0.0.2:8000" ||
+			d.commits != 1 || d.servedPre {
 			t.Fatalf("mode %d: lifecycle = %+v", mode, d)
 		}
 		if len(d.usage) == 0 || d.usage[len(d.usage)-1].CompletionTokens != 3 {

@@ -28,8 +28,12 @@ type RouteInput struct {
 // Decision is one routing outcome and the lifecycle hooks of the request it routed. Methods are called from the
 // request's stream goroutine; Done is called exactly once (on success, error or client cancellation).
 type Decision interface {
-	Endpoints() []string           // ordered ip:port list, primary first, then fallbacks; never empty
-	Headers() []HeaderValue        // extra request headers to set (e.g. x-worker-instance-id, x-dp-rank); may be nil
+	Endpoints() []string    // ordered ip:port list, primary first, then fallbacks; never empty
+	Headers() []HeaderValue // extra request headers to set (e.g. x-worker-instance-id, x-dp-rank); may be nil
+	// Commit is called once the answer carrying the decision (and the echoed body) has been handed to the proxy,
+	// before any response-path hook: bookkeeping done here stays off the request's path. A stream that fails
+	// before that point calls only Done.
+	Commit()
 	Served(endpoint string)        // the endpoint the proxy reports as actually used
 	FirstToken()                   // first generated output observed (prefill done)
 	Progress(completionTokens int) // output tokens seen so far (approximate; from SSE chunks)

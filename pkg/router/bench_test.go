@@ -21,7 +21,7 @@ func BenchmarkRoute(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				d, err := f.r.Route(context.Background(), input(inputs[i%len(inputs)], nil))
+				d, err := f.route(context.Background(), input(inputs[i%len(inputs)], nil))
 				if err != nil {
 					b.Fatal(err)
 				}

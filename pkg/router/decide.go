@@ -29,10 +29,20 @@ func (r *Router) Candidates(p *Prepared) []scheduler.Candidate {
 	return cands
 }
 
-// Decide picks endpoints for p with fresh state and records the choice:
-// active work on the primary, the predicted cache (on the predicted path) and
-// the session pin. It never blocks.
+// Decide picks endpoints for p with fresh state and records the choice at
+// once (the simulator's path: nothing is sent in between). It never blocks.
 func (r *Router) Decide(p *Prepared) (*Decision, error) {
+	d, err := r.choose(p)
+	if err != nil {
+		return nil, err
+	}
+	d.Commit()
+	return d, nil
+}
+
+// choose picks endpoints for p with fresh state. The choice is not yet
+// accounted: Commit records it.
+func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if p.Session != "" {
 		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
 	}
@@ -43,31 +53,35 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.record(p, chosen), nil
-}
-
-func (r *Router) record(p *Prepared, chosen []scheduler.Candidate) *Decision {
-	now := r.deps.Now()
 	primary := &chosen[0]
-	d := &Decision{r: r, p: p, start: now, cached: primary.CachedTokens(&p.Req)}
+	d := &Decision{r: r, p: p, primary: primary.Key(), cachedBlocks: primary.CachedBlocks,
+		cached: primary.CachedTokens(&p.Req), endpoints: make([]string, len(chosen))}
 	for i := range chosen {
-		d.endpoints = append(d.endpoints, chosen[i].Key())
-	}
-	d.handle = r.addWork(p, primary.Key(), d.cached, now)
-	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.Chain) > 0 {
-		r.deps.Index.RecordPredicted(primary.Key(), p.Chain, now)
-	}
-	if p.Session != "" {
-		r.sessions.set(p.Session, primary.Key(), now)
-	}
-	if p.Req.Blocks > 0 {
-		telemetry.KVHitRatio.WithLabelValues(r.deps.Pool, r.cfg.KV.Observation).
-			Observe(float64(min(primary.CachedBlocks, p.Req.Blocks)) / float64(p.Req.Blocks))
+		d.endpoints[i] = chosen[i].Key()
 	}
 	if r.cfg.Router.WorkerHeaders {
 		d.headers = workerHeaders(primary)
 	}
-	return d
+	return d, nil
+}
+
+// commit records d's choice: active work on the primary, the predicted cache
+// (on the predicted path), the session pin; then drops the admission
+// reservation, which the active work now replaces.
+func (r *Router) commit(d *Decision) {
+	p, now := d.p, r.deps.Now()
+	d.handle = r.addWork(p, d.primary, d.cached, now)
+	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.Chain) > 0 {
+		r.deps.Index.RecordPredicted(d.primary, p.Chain, now)
+	}
+	if p.Session != "" {
+		r.sessions.set(p.Session, d.primary, now)
+	}
+	if p.Req.Blocks > 0 {
+		telemetry.KVHitRatio.WithLabelValues(r.deps.Pool, r.cfg.KV.Observation).
+			Observe(float64(min(d.cachedBlocks, p.Req.Blocks)) / float64(p.Req.Blocks))
+	}
+	r.reserved.release(p)
 }
 
 func (r *Router) addWork(p *Prepared, endpoint string, cached int, now time.Time) *activework.Handle {

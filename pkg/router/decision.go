@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/extproc"
@@ -17,15 +16,16 @@ import (
 // moves its active work (prefill done at the first token, freed at the end).
 // Safe for concurrent use.
 type Decision struct {
-	r         *Router
-	p         *Prepared
-	start     time.Time
-	cached    int
-	endpoints []string
-	headers   []extproc.HeaderValue
+	r            *Router
+	p            *Prepared
+	primary      string
+	cachedBlocks int
+	cached       int
+	endpoints    []string
+	headers      []extproc.HeaderValue
 
 	mu     sync.Mutex
-	handle *activework.Handle
+	handle *activework.Handle // nil until committed
 	done   bool
 }
 
@@ -41,6 +41,19 @@ func (d *Decision) Prepared() *Prepared { return d.p }
 // CachedTokens is the prefix the primary endpoint was believed to hold.
 func (d *Decision) CachedTokens() int { return d.cached }
 
+// Commit records the choice (active work, predicted cache, session pin).
+// Route's caller calls it once the answer has been written; Decide commits
+// itself. Lifecycle calls before Commit are ignored, and Done without Commit
+// only drops the admission reservation. Idempotent.
+func (d *Decision) Commit() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done || d.handle != nil {
+		return
+	}
+	d.r.commit(d)
+}
+
 // Served moves the accounting when the proxy used one of the fallbacks. A
 // served endpoint outside the decision's list is ignored: the value comes
 // from the proxy and must not create accounting (or metric series) for
@@ -48,7 +61,7 @@ func (d *Decision) CachedTokens() int { return d.cached }
 func (d *Decision) Served(endpoint string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.done || endpoint == d.handle.Endpoint() || !slices.Contains(d.endpoints, endpoint) {
+	if d.done || d.handle == nil || endpoint == d.handle.Endpoint() || !slices.Contains(d.endpoints, endpoint) {
 		return
 	}
 	old := d.handle.Endpoint()
@@ -62,7 +75,7 @@ func (d *Decision) Served(endpoint string) {
 func (d *Decision) FirstToken() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done {
+	if !d.done && d.handle != nil {
 		d.handle.PrefillDone(d.r.deps.Now())
 		d.r.publishActive(d.handle.Endpoint())
 	}
@@ -72,7 +85,7 @@ func (d *Decision) FirstToken() {
 func (d *Decision) Progress(completionTokens int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done {
+	if !d.done && d.handle != nil {
 		d.handle.Progress(completionTokens, d.r.deps.Now())
 	}
 }
@@ -92,6 +105,10 @@ func (d *Decision) Done(error) {
 		return
 	}
 	d.done = true
+	if d.handle == nil {
+		d.r.reserved.release(d.p)
+		return
+	}
 	d.handle.Free()
 	d.r.publishActive(d.handle.Endpoint())
 }

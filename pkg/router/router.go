@@ -97,7 +97,12 @@ func (r *Router) Close() {
 	}
 }
 
-// Route implements extproc.Router: prepare, wait for admission, decide.
+// Route implements extproc.Router: prepare, wait for admission, choose. The
+// bookkeeping (active work, predicted cache, session pin) waits for the
+// Decision's Commit, which the ext_proc stream calls after writing the answer:
+// it is off the request's path, at the price of a window of microseconds in
+// which concurrent decisions do not see this one. The admission reservation
+// covers that window for queued requests.
 func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
 	p, err := r.Prepare(ctx, in)
 	if err != nil {
@@ -106,12 +111,12 @@ func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Dec
 	if err := r.admit(ctx, p); err != nil {
 		return nil, r.reject(err)
 	}
-	defer r.reserved.release(p)
-	d, err := r.Decide(p)
+	d, err := r.choose(p)
 	if err != nil {
+		r.reserved.release(p)
 		return nil, r.reject(err)
 	}
-	return d, nil
+	return d, nil // the stream commits it once the answer is on its way
 }
 
 func (r *Router) admit(ctx context.Context, p *Prepared) error {

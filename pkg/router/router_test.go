@@ -72,6 +72,15 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 	return f
 }
 
+// route is Route followed by the stream's Commit once the answer is out.
+func (f *fixture) route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
+	d, err := f.r.Route(ctx, in)
+	if err == nil {
+		d.Commit()
+	}
+	return d, err
+}
+
 func input(prompt string, headers map[string]string) *extproc.RouteInput {
 	if headers == nil {
 		headers = map[string]string{}
@@ -94,7 +103,7 @@ func TestSharedPrefixesLandTogetherAndLoadSpreads(t *testing.T) {
 	var open []extproc.Decision
 	for i := 0; i < 40; i++ {
 		group := fmt.Sprintf("g%d", i%4)
-		d, err := f.r.Route(context.Background(), input(words(group, 600)+words("q", 20+i), nil))
+		d, err := f.route(context.Background(), input(words(group, 600)+words("q", 20+i), nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +143,7 @@ func TestQueueWaitsForCapacityAndHonoursPriority(t *testing.T) {
 		c.Objectives = map[string]int{"critical": 10, "batch": -1}
 	})
 	// 8,000 approximate tokens of prefill puts the only endpoint over 0.5 x 8192.
-	first, err := f.r.Route(context.Background(), input(words("doc", 4000), nil))
+	first, err := f.route(context.Background(), input(words("doc", 4000), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +151,7 @@ func TestQueueWaitsForCapacityAndHonoursPriority(t *testing.T) {
 	route := func(name, objective string) {
 		// ~5,000 tokens each: once one is admitted, its reservation keeps the
 		// other queued until its prefill is done, so the order is observable.
-		d, err := f.r.Route(context.Background(), input(words(name, 2500), map[string]string{"x-gateway-inference-objective": objective}))
+		d, err := f.route(context.Background(), input(words(name, 2500), map[string]string{"x-gateway-inference-objective": objective}))
 		if err != nil {
 			results <- "error " + err.Error()
 			return
@@ -173,15 +182,15 @@ func TestQueueFullAndCancel(t *testing.T) {
 		c.Admission.QueueThreshold = &th
 		c.Admission.MaxQueueLength = 1
 	})
-	busy, err := f.r.Route(context.Background(), input(words("doc", 2000), nil))
+	busy, err := f.route(context.Background(), input(words("doc", 2000), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, err := f.r.Route(ctx, input("waiting", nil)); errc <- err }()
+	go func() { _, err := f.route(ctx, input("waiting", nil)); errc <- err }()
 	waitLen(t, f.r, 1)
-	_, err = f.r.Route(context.Background(), input("overflow", nil))
+	_, err = f.route(context.Background(), input("overflow", nil))
 	if e := apierr.As(err); e.Status != 429 || !strings.Contains(e.Message, "full") {
 		t.Fatalf("overflow: %v, want 429 queue full", err)
 	}
@@ -196,7 +205,7 @@ func TestQueueFullAndCancel(t *testing.T) {
 func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 	f := newFixture(t, 3, nil)
 	hdr := map[string]string{"x-session-id": "s1"}
-	d, err := f.r.Route(context.Background(), input("hello there", hdr))
+	d, err := f.route(context.Background(), input("hello there", hdr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +221,7 @@ func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 	d.Done(nil)
 	d.Done(errors.New("again")) // idempotent
 	for i := 0; i < 5; i++ {
-		d2, err := f.r.Route(context.Background(), input(words("other", 300+i), hdr))
+		d2, err := f.route(context.Background(), input(words("other", 300+i), hdr))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +234,7 @@ func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 
 func TestWorkerHeadersAndBodylessRequests(t *testing.T) {
 	f := newFixture(t, 2, func(c *v1.Config) { c.Router.WorkerHeaders = true })
-	d, err := f.r.Route(context.Background(), &extproc.RouteInput{Path: "/v1/models", Headers: map[string]string{}})
+	d, err := f.route(context.Background(), &extproc.RouteInput{Path: "/v1/models", Headers: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,13 +297,13 @@ func TestQueueHoldsWhileAllBusy(t *testing.T) {
 		n := 100
 		c.Router.Busy.ActivePrefillTokens = &n
 	})
-	busy, err := f.r.Route(context.Background(), input(words("doc", 500), nil))
+	busy, err := f.route(context.Background(), input(words("doc", 500), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		d, err := f.r.Route(context.Background(), input("short", nil))
+		d, err := f.route(context.Background(), input("short", nil))
 		if err == nil {
 			d.Done(nil)
 		}
@@ -343,5 +352,37 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	}
 	if got := f.r.CachedBlocksOn(p, chosen); got != 0 {
 		t.Fatalf("returning endpoint still holds %d predicted blocks", got)
+	}
+}
+
+// TestCommitRecordsTheChoice: Route only chooses; the work lands when the stream commits, and a decision that
+// ends before its commit leaves nothing behind.
+func TestCommitRecordsTheChoice(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		f := newFixture(t, 2, nil)
+		d, err := f.r.Route(context.Background(), input(words("doc", 300), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := d.Endpoints()[0]
+		d.FirstToken() // before Commit: ignored
+		if n := f.active.InFlight(); n != 0 {
+			t.Fatalf("in flight before commit = %d", n)
+		}
+		if commit {
+			d.Commit()
+			d.Commit() // idempotent
+			if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 {
+				t.Fatalf("after commit: %+v", c)
+			}
+			if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
+				t.Fatal("predicted cache not recorded at commit")
+			}
+		}
+		d.Done(nil)
+		d.Commit() // after Done: ignored
+		if n := f.active.InFlight(); n != 0 {
+			t.Fatalf("commit=%v: in flight after Done = %d", commit, n)
+		}
 	}
 }

@@ -85,6 +85,7 @@ func (nopRouter) Route(context.Context, *extproc.RouteInput) (extproc.Decision, 
 }
 func (nopDecision) Endpoints() []string            { return []string{"10.0.0.1:8000"} }
 func (nopDecision) Headers() []extproc.HeaderValue { return nil }
+func (nopDecision) Commit()                        {}
 func (nopDecision) Served(string)                  {}
 func (nopDecision) FirstToken()                    {}
 func (nopDecision) Progress(int)                   {}
