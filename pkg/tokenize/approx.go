@@ -4,6 +4,11 @@
 // as its real tokenizer, so on a simulated fleet both sides agree.
 package tokenize
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // VocabSize bounds the ids Approx produces: every id is in [0, VocabSize).
 const VocabSize = 1 << 17
 
@@ -38,23 +43,9 @@ const (
 
 	hashMul = 0x9E3779B97F4A7C15
 	idShift = 64 - 17
-)
 
-// class maps a byte to clsWord, clsSpace or clsPunct.
-var class = func() (t [256]uint8) {
-	for i := range t {
-		c := byte(i)
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c >= 0x80:
-			t[i] = clsWord
-		case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
-			t[i] = clsSpace
-		default:
-			t[i] = clsPunct
-		}
-	}
-	return t
-}()
+	blockSize = 64 // bytes per bitmap block
+)
 
 // pieceID hashes up to 8 packed piece bytes and the piece length to an id.
 func pieceID(packed uint64, n int) uint32 {
@@ -64,76 +55,104 @@ func pieceID(packed uint64, n int) uint32 {
 	return uint32(h >> idShift)
 }
 
-// next returns the end of the piece starting at i (i < len(text)) and the
-// piece's bytes packed little-endian.
-func next(text string, i int) (int, uint64) {
-	c := text[i]
-	switch class[c] {
-	case clsWord:
-		return runOf(text, i, 0, clsWord, maxWord)
-	case clsSpace:
-		if c == ' ' && i+1 < len(text) && class[text[i+1]] == clsWord {
-			return runOf(text, i+1, ' ', clsWord, maxWord)
-		}
-		return spaceRun(text, i)
-	default:
-		return runOf(text, i, 0, clsPunct, maxPunct)
+// lenMask[n] keeps the low n bytes of a uint64; lenSalt[n] is the length
+// term pieceID mixes in for an n-byte piece.
+var lenMask, lenSalt = func() (mask, salt [16]uint64) {
+	for n := range mask {
+		mask[n] = ^uint64(0) >> ((64 - 8*n) & 63)
+		salt[n] = uint64(n)<<59 ^ 0x5bd1e995
 	}
-}
-
-// runOf packs up to max bytes of class cls starting at i after the already
-// packed prefix (a leading space or 0).
-func runOf(text string, i int, packed uint64, cls uint8, max int) (int, uint64) {
-	shift := uint(0)
-	if packed != 0 {
-		shift = 8
-	}
-	end := i + max
-	if end > len(text) {
-		end = len(text)
-	}
-	j := i
-	for ; j < end && class[text[j]] == cls; j++ {
-		packed |= uint64(text[j]) << shift
-		shift += 8
-	}
-	return j, packed
-}
-
-// spaceRun packs a whitespace run of up to maxSpace bytes. It stops before a
-// space that directly precedes a word, which belongs to that word.
-func spaceRun(text string, i int) (int, uint64) {
-	var packed uint64
-	end := i + maxSpace
-	if end > len(text) {
-		end = len(text)
-	}
-	j := i
-	for ; j < end && class[text[j]] == clsSpace; j++ {
-		if text[j] == ' ' && j > i && j+1 < len(text) && class[text[j+1]] == clsWord {
-			break
-		}
-		packed |= uint64(text[j]) << (8 * uint(j-i))
-	}
-	return j, packed
-}
+	return mask, salt
+}()
 
 // Approx appends the approximate tokens of text to dst and returns it. It is
-// pure and allocates only when dst lacks capacity.
+// pure and safe for concurrent use, and allocates only when dst lacks
+// capacity (then once, for about len(text)/3 ids, on prose).
 func Approx(dst []uint32, text string) []uint32 {
-	for i := 0; i < len(text); {
-		j, packed := next(text, i)
-		dst = append(dst, pieceID(packed, j-i))
-		i = j
+	if len(text) == 0 {
+		return dst
 	}
-	return dst
+	var bd boundaries
+	start := 0 // start of the piece not yet emitted
+	for base := 0; base < len(text); base += blockSize {
+		st := blockStarts(&bd, text, base)
+		if base == 0 {
+			st &^= 1 // the first piece is emitted when the second starts
+		}
+		dst, start = emitBlock(dst, text, base, st, start)
+	}
+	return append(dst, pieceAt(text, start, len(text)-start))
 }
 
-// CountApprox returns len(Approx(nil, text)) without allocating.
+// CountApprox returns len(Approx(nil, text)) without allocating. It is pure
+// and safe for concurrent use.
 func CountApprox(text string) int {
+	var bd boundaries
 	n := 0
-	for i := 0; i < len(text); n++ {
-		i, _ = next(text, i)
+	for base := 0; base < len(text); base += blockSize {
+		n += bits.OnesCount64(blockStarts(&bd, text, base))
 	}
 	return n
+}
+
+// blockStarts returns the piece starts in the block of text at base.
+func blockStarts(bd *boundaries, text string, base int) uint64 {
+	if end := base + blockSize; end <= len(text) {
+		next := end < len(text) && isWordByte(text[end])
+		return bd.starts(classifyBlock(text[base:end]), ^uint64(0), next)
+	}
+	var buf [blockSize]byte // zero padding classifies as punctuation, masked off
+	n := copy(buf[:], text[base:])
+	return bd.starts(classifyBlock(buf[:]), 1<<n-1, false)
+}
+
+// emitBlock appends the ids of the pieces that end at the starts st of the
+// block at base, the first of them beginning at start, and returns the start
+// of the piece still open.
+func emitBlock(dst []uint32, text string, base int, st uint64, start int) ([]uint32, int) {
+	n := bits.OnesCount64(st)
+	if cap(dst)-len(dst) < n {
+		dst = grow(dst, n, len(text)-base)
+	}
+	out := dst[len(dst) : len(dst)+n]
+	for k := range out {
+		p := base + bits.TrailingZeros64(st)
+		st &= st - 1
+		n := (p - start) & 15 // 1 <= n <= 8; the mask drops a bounds check
+		v := lenMask[n]
+		if start+8 <= len(text) {
+			v &= le64(text[start : start+8])
+		} else {
+			v &= loadShort(text[start:])
+		}
+		h := (v ^ lenSalt[n]) * hashMul // pieceID(v, n), salt from a table
+		h ^= h >> 29
+		h *= hashMul
+		out[k] = uint32(h >> idShift)
+		start = p
+	}
+	return dst[:len(dst)+n], start
+}
+
+// grow makes room in dst for n more ids, and for about a third of the rest
+// bytes of text more, so prose needs a single allocation.
+//
+//go:noinline
+func grow(dst []uint32, n, rest int) []uint32 {
+	return slices.Grow(dst, max(n, rest/3+blockSize))
+}
+
+// loadShort packs the up to 8 bytes of s little-endian.
+func loadShort(s string) uint64 {
+	var v uint64
+	for k := min(len(s), 8) - 1; k >= 0; k-- {
+		v = v<<8 | uint64(s[k])
+	}
+	return v
+}
+
+// pieceAt returns the id of the n-byte piece (1 <= n <= 8) at text[i:].
+func pieceAt(text string, i, n int) uint32 {
+	v := loadShort(text[i:])
+	return pieceID(v&(^uint64(0)>>((64-8*n)&63)), n)
 }

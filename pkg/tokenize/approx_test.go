@@ -2,19 +2,34 @@ package tokenize
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// pieces renders the split Approx makes, for readable expectations.
+// pieces renders the split the reference Approx makes, for readable
+// expectations; TestApproxSplit checks Approx's ids against the same split.
 func pieces(text string) []string {
 	var out []string
 	for i := 0; i < len(text); {
-		j, _ := next(text, i)
+		j, _ := refNext(text, i)
 		out = append(out, text[i:j])
 		i = j
 	}
 	return out
+}
+
+// idsOf returns the ids of the given pieces, each at most 8 bytes.
+func idsOf(pieces []string) []uint32 {
+	var ids []uint32
+	for _, p := range pieces {
+		var packed uint64
+		for k := len(p) - 1; k >= 0; k-- {
+			packed = packed<<8 | uint64(p[k])
+		}
+		ids = append(ids, pieceID(packed, len(p)))
+	}
+	return ids
 }
 
 func TestApproxSplit(t *testing.T) {
@@ -40,6 +55,9 @@ func TestApproxSplit(t *testing.T) {
 		got := pieces(tc.text)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
 			t.Errorf("pieces(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+		if got, want := Approx(nil, tc.text), idsOf(tc.want); !slices.Equal(got, want) {
+			t.Errorf("Approx(%q) = %v, want %v", tc.text, got, want)
 		}
 		if n := CountApprox(tc.text); n != len(tc.want) {
 			t.Errorf("CountApprox(%q) = %d, want %d", tc.text, n, len(tc.want))
@@ -100,7 +118,7 @@ func assertSharedPrefix(t *testing.T, a, b string, n int) {
 	ta, tb := Approx(nil, a), Approx(nil, b)
 	end := 0
 	for k := 0; end < len(a); k++ {
-		end, _ = next(a, end)
+		end, _ = refNext(a, end)
 		if end >= n-1 {
 			return
 		}
@@ -190,5 +208,35 @@ func BenchmarkCountApprox220KB(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		CountApprox(text)
+	}
+}
+
+// prose8000 returns English-like prose of exactly 8,000 tokens (about 32 KB),
+// the decision-latency target's prompt.
+func prose8000() string {
+	text := sampleText(64 << 10)
+	end := 0
+	for k := 0; k < 8000; k++ {
+		end, _ = refNext(text, end)
+	}
+	return text[:end]
+}
+
+func BenchmarkApprox32KB(b *testing.B) {
+	text := prose8000()
+	dst := make([]uint32, 0, len(text))
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = Approx(dst[:0], text)
+	}
+}
+
+func BenchmarkApprox32KBNilDst(b *testing.B) {
+	text := prose8000()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Approx(nil, text)
 	}
 }
