@@ -71,6 +71,14 @@ func BenchmarkParse220KB(b *testing.B) {
 	b.Run("token_ids", func(b *testing.B) { benchParse(b, KindCompletions, tokenIDsBody(220<<10)) })
 }
 
+// BenchmarkParse32KB is the size on the decision path: an 8,000-token
+// prompt (about 4 bytes a token).
+func BenchmarkParse32KB(b *testing.B) {
+	b.Run("completions", func(b *testing.B) { benchParse(b, KindCompletions, completionsBody(32000)) })
+	b.Run("chat", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBody(32000)) })
+	b.Run("chat_content_first", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBodyContentFirst(32000)) })
+}
+
 // tokenIDsBody is a completions request whose prompt is about n bytes of
 // token ids.
 func tokenIDsBody(n int) []byte {

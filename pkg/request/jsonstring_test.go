@@ -45,3 +45,36 @@ func TestStringErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendStringLong decodes long strings (prose with escapes, plain
+// ASCII, CJK, invalid UTF-8, long escape-free runs) against encoding/json,
+// into buffers with and without spare capacity, and validates them with
+// skipString.
+func TestAppendStringLong(t *testing.T) {
+	prose := longText(5000)
+	texts := map[string]string{
+		"prose":   prose,
+		"plain":   strings.Repeat("abcdefghij klmnopqrst ", 300),
+		"cjk":     strings.Repeat("大規模言語モデルは多くの要求を処理する。", 200),
+		"invalid": strings.Repeat("x", 100) + "\xff\xfe" + strings.Repeat("y", 100) + "\xe2\x82" + strings.Repeat("z", 70),
+		"mixed":   strings.Repeat(strings.Repeat("long run ", 20)+"\n\"é€😀\u2028", 50),
+	}
+	for name, text := range texts {
+		lit := mustJSON(text)
+		var want string
+		if err := json.Unmarshal(lit, &want); err != nil {
+			t.Fatal(err)
+		}
+		for _, room := range []int{0, 7, len(lit)} {
+			s := scanner{b: append(lit[:len(lit):len(lit)], '}')}
+			got, err := s.appendString(make([]byte, 2, 2+room))
+			if err != nil || string(got[2:]) != want || s.i != len(lit) {
+				t.Fatalf("%s (room %d): err %v at %d, equal %v", name, room, err, s.i, string(got[2:]) == want)
+			}
+		}
+		s := scanner{b: lit}
+		if err := s.skipString(); err != nil || s.i != len(lit) {
+			t.Fatalf("skipString(%s): %v at %d", name, err, s.i)
+		}
+	}
+}
