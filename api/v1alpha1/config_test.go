@@ -32,6 +32,10 @@ func TestParseAndValidate(t *testing.T) {
 		{"negative weight", "router:\n  kvCost:\n    overlapWeight: -1\n", []string{"router.kvCost.overlapWeight"}},
 		{"custom without profile", "router:\n  mode: custom\n", []string{"router.profile", "required"}},
 		{"custom bad scorer", "router:\n  mode: custom\n  profile:\n    scorers: [{name: magic, weight: 1}]\n    picker: max-score\n", []string{"router.profile.scorers[0].name", "magic"}},
+		{"gc off with a memory limit", "server:\n  gcPercent: -1\n  memoryLimitBytes: 1073741824\n", nil},
+		{"gc off without a memory limit", "server:\n  gcPercent: -1\n", []string{"server.gcPercent", "memoryLimitBytes"}},
+		{"gc percent below -1", "server:\n  gcPercent: -5\n", []string{"server.gcPercent", "-5"}},
+		{"negative memory limit", "server:\n  memoryLimitBytes: -1\n", []string{"server.memoryLimitBytes"}},
 		{"zero queue threshold", "admission:\n  queueThreshold: 0\n", []string{"admission.queueThreshold"}},
 	}
 	for _, tc := range cases {

@@ -31,6 +31,9 @@ func (s *Server) setDefaults() {
 		s.MaxBodyBytes = 32 << 20
 	}
 	setDur(&s.ShutdownGrace, 30*time.Second)
+	if s.GCPercent == nil {
+		s.GCPercent = ptr(400)
+	}
 }
 
 func (r *Router) setDefaults() {

@@ -53,6 +53,15 @@ type Server struct {
 	MaxBodyBytes int64 `json:"maxBodyBytes"`
 	// ShutdownGrace is how long in-flight streams may finish on SIGTERM (default 30s).
 	ShutdownGrace Duration `json:"shutdownGrace"`
+	// GCPercent is the Go collector's heap growth target (GOGC) for the process (default 400). Higher means
+	// fewer collections, so fewer stalls in the tail of decision latency, for a larger heap: about
+	// live × (1 + GCPercent/100). -1 collects only near MemoryLimitBytes (which must then be set). The GOGC
+	// environment variable, when set, wins.
+	GCPercent *int `json:"gcPercent"`
+	// MemoryLimitBytes is the soft memory limit (GOMEMLIMIT): the collector works harder near it, so a high
+	// GCPercent cannot grow the heap past the pod's memory. 0 (default) keeps the runtime's own (the GOMEMLIMIT
+	// environment variable, or none). Set it to about 90% of the container's memory limit.
+	MemoryLimitBytes int64 `json:"memoryLimitBytes"`
 }
 
 // Endpoints says where the candidate set comes from.

@@ -56,6 +56,15 @@ func (s *Server) validate(p *problems) {
 	if s.ShutdownGrace.Duration < 0 {
 		p.add("server.shutdownGrace", "must not be negative")
 	}
+	if s.GCPercent != nil && *s.GCPercent < -1 {
+		p.add("server.gcPercent", "must be -1 (off) or at least 0, got %d", *s.GCPercent)
+	}
+	if s.GCPercent != nil && *s.GCPercent == -1 && s.MemoryLimitBytes <= 0 {
+		p.add("server.gcPercent", "-1 (collect only at the memory limit) needs server.memoryLimitBytes")
+	}
+	if s.MemoryLimitBytes < 0 {
+		p.add("server.memoryLimitBytes", "must not be negative, got %d", s.MemoryLimitBytes)
+	}
 }
 
 func (r *Router) validate(p *problems) {

@@ -19,6 +19,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/gctune"
 	"github.com/kvpick/kvpick/pkg/kvevents"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/router"
@@ -34,6 +35,8 @@ func printConfig(cfg *v1.Config) {
 
 // run wires the picker and serves until ctx ends.
 func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error {
+	gc := gctune.Apply(cfg.Server.GCPercent, cfg.Server.MemoryLimitBytes)
+	log.Info("garbage collector", "gcPercent", gc.GCPercent, "memoryLimitBytes", gc.MemoryLimitBytes, "gogcFromEnv", gc.FromEnv)
 	set := endpoints.NewSet()
 	src := endpoints.NewFileSource(cfg.Endpoints.File, set)
 	if err := src.Load(); err != nil {

@@ -25,6 +25,7 @@ import (
 
 type picker struct {
 	client *envoyclient.Client
+	router *router.Router
 	active *activework.Tracker
 	set    *endpoints.Set
 }
@@ -78,7 +79,7 @@ func startPicker(t testing.TB, n int, mut func(*v1.Config)) *picker {
 		cancel()
 		<-done
 	})
-	return &picker{client: c, active: active, set: set}
+	return &picker{client: c, router: rt, active: active, set: set}
 }
 
 func body(prompt string) []byte { return testutil.CompletionBody(prompt) }
