@@ -55,14 +55,14 @@ func pieceID(packed uint64, n int) uint32 {
 	return uint32(h >> idShift)
 }
 
-// lenMask[n] keeps the low n bytes of a uint64; lenSalt[n] is the length
-// term pieceID mixes in for an n-byte piece.
-var lenMask, lenSalt = func() (mask, salt [16]uint64) {
-	for n := range mask {
-		mask[n] = ^uint64(0) >> ((64 - 8*n) & 63)
-		salt[n] = uint64(n)<<59 ^ 0x5bd1e995
+// pieceLen[n] holds, for an n-byte piece, the mask that keeps the low n
+// bytes of a uint64 and the length term pieceID mixes in.
+var pieceLen = func() (t [16]struct{ mask, salt uint64 }) {
+	for n := range t {
+		t[n].mask = ^uint64(0) >> ((64 - 8*n) & 63)
+		t[n].salt = uint64(n)<<59 ^ 0x5bd1e995
 	}
-	return mask, salt
+	return t
 }()
 
 // Approx appends the approximate tokens of text to dst and returns it. It is
@@ -115,23 +115,33 @@ func emitBlock(dst []uint32, text string, base int, st uint64, start int) ([]uin
 		dst = grow(dst, n, len(text)-base)
 	}
 	out := dst[len(dst) : len(dst)+n]
+	if base+blockSize+8 > len(text) {
+		start = emitTail(out, text, base, st, start)
+		return dst[:len(dst)+n], start
+	}
 	for k := range out {
 		p := base + bits.TrailingZeros64(st)
 		st &= st - 1
-		n := (p - start) & 15 // 1 <= n <= 8; the mask drops a bounds check
-		v := lenMask[n]
-		if start+8 <= len(text) {
-			v &= le64(text[start : start+8])
-		} else {
-			v &= loadShort(text[start:])
-		}
-		h := (v ^ lenSalt[n]) * hashMul // pieceID(v, n), salt from a table
+		pl := &pieceLen[(p-start)&15]                                // 1 <= p-start <= 8; the mask drops a bounds check
+		h := (le64(text[start:start+8])&pl.mask ^ pl.salt) * hashMul // pieceID
 		h ^= h >> 29
 		h *= hashMul
 		out[k] = uint32(h >> idShift)
 		start = p
 	}
 	return dst[:len(dst)+n], start
+}
+
+// emitTail is emitBlock's loop for the last blocks, where a piece may end
+// less than 8 bytes before the end of text.
+func emitTail(out []uint32, text string, base int, st uint64, start int) int {
+	for k := range out {
+		p := base + bits.TrailingZeros64(st)
+		st &= st - 1
+		out[k] = pieceAt(text, start, p-start)
+		start = p
+	}
+	return start
 }
 
 // grow makes room in dst for n more ids, and for about a third of the rest
