@@ -27,13 +27,7 @@ func (s *scanner) appendString(dst []byte) ([]byte, error) {
 	for {
 		var more bool
 		if dst, i, more = copyShort(dst, b, i); more {
-			if q < i {
-				q = indexFrom(b, i, '"')
-			}
-			end := q
-			if k := bytes.IndexByte(b[i:q], '\\'); k >= 0 {
-				end = i + k
-			}
+			end := runEnd(b, i, &q)
 			var bad int
 			if dst, bad = appendRun(dst, b, i, end); bad >= 0 {
 				return dst, s.failAt(bad, "control character in string")
@@ -101,6 +95,19 @@ func copyShort(dst, b []byte, i int) ([]byte, int, bool) {
 		}
 	}
 	return dst[:len(dst)+shortRun], i + shortRun, true
+}
+
+// runEnd returns the index of the next '"' or '\\' at or after i, len(b) if
+// there is none. *q caches the next '"' (-1 at first): a run of escapes
+// does not search for the same quote again.
+func runEnd(b []byte, i int, q *int) int {
+	if *q < i {
+		*q = indexFrom(b, i, '"')
+	}
+	if k := bytes.IndexByte(b[i:*q], '\\'); k >= 0 {
+		return i + k
+	}
+	return *q
 }
 
 // indexFrom returns the index of the first c in b at or after i, len(b) if

@@ -34,30 +34,6 @@ func plainRun(b []byte, i int, ascii bool) int {
 	return i
 }
 
-// skipString validates the string at s.i.
-func (s *scanner) skipString() error {
-	i := s.i + 1
-	for {
-		i = plainRun(s.b, i, false)
-		if i >= len(s.b) {
-			return s.failAt(i, "unexpected end of input in string")
-		}
-		switch c := s.b[i]; {
-		case c == '"':
-			s.i = i + 1
-			return nil
-		case c == '\\':
-			n, err := s.escapeLen(i)
-			if err != nil {
-				return err
-			}
-			i += n
-		default:
-			return s.failAt(i, "control character in string")
-		}
-	}
-}
-
 // escapeLen validates the escape at b[i] == '\\' and returns its length.
 func (s *scanner) escapeLen(i int) (int, error) {
 	if i+1 >= len(s.b) {

@@ -24,6 +24,10 @@ const (
 	kE  = KindEmbeddings
 )
 
+// long40 is longer than the word loop's stretch, so strings holding it take
+// the IndexByte path.
+var long40 = strings.Repeat("0123456789", 4)
+
 var parseCases = []parseCase{
 	{"completion string", kC, `{"model":"m","prompt":"hello"}`, Request{Model: "m", Prompt: "hello"}},
 	{"completion list", kC, `{"model":"m","prompt":["a","b"]}`, Request{Model: "m", Prompt: "a\nb"}},
@@ -62,6 +66,11 @@ var parseCases = []parseCase{
 		Request{Model: "m", Prompt: "<|system|>\nsys\n<|user|>\nq\n", MaxTokens: 3}},
 	{"responses items", kR, `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"},{"type":"input_image","image_url":"u"}]},{"type":"function_call_output","output":"o"},{"role":"assistant","content":[{"type":"output_text","text":"a"}]}]}`,
 		Request{Model: "m", Prompt: "<|user|>\nq\n<|assistant|>\na\n"}},
+	{"long runs with escapes and bad UTF-8", kC, `{"model":"m","prompt":"` + long40 + `\n` + long40 + "\xff" + long40 + `\ud83d\ude00"}`,
+		Request{Model: "m", Prompt: long40 + "\n" + long40 + "\uFFFD" + long40 + "\U0001F600"}},
+	{"long chat content", kCh, `{"model":"m","messages":[{"content":"` + long40 + `é\"` + long40 + `","role":"user"}]}`,
+		Request{Model: "m", Prompt: "<|user|>\n" + long40 + "é\"" + long40 + "\n"}},
+	{"long skipped string", kC, `{"model":"m","image":"` + long40 + long40 + `\/x","prompt":"p"}`, Request{Model: "m", Prompt: "p"}},
 	{"embeddings string", kE, `{"model":"m","input":"x"}`, Request{Model: "m", Prompt: "x"}},
 	{"embeddings list", kE, `{"model":"m","input":["x","y"]}`, Request{Model: "m", Prompt: "x\ny"}},
 	{"embeddings ids", kE, `{"model":"m","input":[[5,6]]}`, Request{Model: "m", PromptTokenIDs: []uint32{5, 6}}},
@@ -130,6 +139,9 @@ var parseErrorCases = []struct {
 	{kC, `{"model":"m" "prompt":"p"}`, "malformed JSON at byte 13: expected ',' or '}'"},
 	{kC, `{"model":"m","prompt":"a` + "\n" + `"}`, "malformed JSON at byte 24: control character in string"},
 	{kC, `{"model":"m","prompt":"\x"}`, "malformed JSON at byte 24: invalid escape"},
+	{kC, `{"model":"m","prompt":"` + long40 + "\t" + `"}`, "malformed JSON at byte 63: control character in string"},
+	{kC, `{"model":"m","x":"` + long40 + "\x00" + `","prompt":"p"}`, "malformed JSON at byte 58: control character in string"},
+	{kC, `{"model":"m","prompt":"` + long40, "malformed JSON at byte 63: unexpected end of input in string"},
 	{kC, `{"model":"m","prompt":"\u12"}`, "invalid \\u escape"},
 	{kC, `{"model":"m","prompt":"p","n":01}`, "malformed JSON at byte 31"},
 	{kC, `{"model":"m","prompt":"p","n":tru}`, "invalid literal"},

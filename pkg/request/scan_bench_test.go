@@ -31,3 +31,27 @@ func BenchmarkSkipString220KB(b *testing.B) {
 		}
 	}
 }
+
+// base64Text returns n bytes of base64-like text: what a skipped inline
+// image ("data:image/png;base64,...") looks like, with no escapes.
+func base64Text(n int) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[(i*7919)%len(alphabet)]
+	}
+	return string(b)
+}
+
+// BenchmarkSkipBase64220KB measures validating a long escape-free string.
+func BenchmarkSkipBase64220KB(b *testing.B) {
+	body := []byte(`"` + base64Text(220<<10) + `"`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := scanner{b: body}
+		if err := s.skipString(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
