@@ -36,6 +36,9 @@ func TestParseAndValidate(t *testing.T) {
 		{"gc off without a memory limit", "server:\n  gcPercent: -1\n", []string{"server.gcPercent", "memoryLimitBytes"}},
 		{"gc percent below -1", "server:\n  gcPercent: -5\n", []string{"server.gcPercent", "-5"}},
 		{"negative memory limit", "server:\n  memoryLimitBytes: -1\n", []string{"server.memoryLimitBytes"}},
+		{"bytes tokenizer with events", "kv:\n  observation: events\n  tokenizer: bytes\n", []string{"kv.tokenizer", "KV events"}},
+		{"unknown tokenizer", "kv:\n  tokenizer: bpe\n", []string{"kv.tokenizer", "bpe"}},
+		{"approximate tokenizer predicted", "kv:\n  tokenizer: approximate\n", nil},
 		{"zero queue threshold", "admission:\n  queueThreshold: 0\n", []string{"admission.queueThreshold"}},
 	}
 	for _, tc := range cases {

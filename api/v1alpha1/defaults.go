@@ -79,7 +79,10 @@ func (k *KV) setDefaults() {
 		k.MaxBlocksPerEndpoint = 1 << 20
 	}
 	setDur(&k.ActiveWorkTTL, 300*time.Second)
-	setStr(&k.Tokenizer, "approximate")
+	if k.Observation == ObservePredicted {
+		setStr(&k.Tokenizer, TokenizerBytes)
+	}
+	setStr(&k.Tokenizer, TokenizerApproximate)
 	if k.EventsPort == 0 {
 		k.EventsPort = 5557
 	}

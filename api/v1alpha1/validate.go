@@ -154,8 +154,12 @@ func (k *KV) validate(p *problems) {
 	if k.ActiveWorkTTL.Duration <= 0 {
 		p.add("kv.activeWorkTTL", "must be positive")
 	}
-	if k.Tokenizer != "approximate" && k.Tokenizer != "remote" {
-		p.add("kv.tokenizer", "must be \"approximate\" or \"remote\", got %q", k.Tokenizer)
+	if !slices.Contains(Tokenizers, k.Tokenizer) {
+		p.add("kv.tokenizer", "must be one of %v, got %q", Tokenizers, k.Tokenizer)
+	}
+	if k.Tokenizer == TokenizerBytes && k.Observation == ObserveEvents {
+		p.add("kv.tokenizer", "%q cannot match KV events, which hash the engine's token ids: use %q or %q with observation %q",
+			TokenizerBytes, TokenizerApproximate, TokenizerRemote, ObserveEvents)
 	}
 	if k.EventsPort < 1 || k.EventsPort > 65535 {
 		p.add("kv.eventsPort", "must be a port number, got %d", k.EventsPort)

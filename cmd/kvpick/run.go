@@ -77,10 +77,10 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 }
 
 func tokenizer(cfg *v1.Config, set *endpoints.Set) tokenize.Tokenizer {
-	if cfg.KV.Tokenizer == "remote" {
-		return &poolTokenizer{set: set, client: &http.Client{Timeout: 2 * time.Second}}
+	if t, ok := tokenize.Local(cfg.KV.Tokenizer); ok {
+		return t
 	}
-	return tokenize.Approximate{}
+	return &poolTokenizer{set: set, client: &http.Client{Timeout: 2 * time.Second}} // validated: "remote"
 }
 
 // poolTokenizer asks an endpoint serving the model for exact tokens

@@ -26,7 +26,7 @@ import (
 // Decide, and reports the response's first token, progress, usage and end.
 func KVPick(name string, configure func(*v1.Config)) Spec {
 	return Spec{Name: name, Build: func(env Env) (Policy, error) {
-		cfg := v1.Default()
+		cfg := &v1.Config{} // defaults after the caller's settings, as a config file gets them
 		if configure != nil {
 			configure(cfg)
 		}

@@ -61,7 +61,11 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		d.Now = time.Now
 	}
 	if d.Tokenizer == nil {
-		d.Tokenizer = tokenize.Approximate{}
+		t, ok := tokenize.Local(cfg.KV.Tokenizer)
+		if !ok {
+			return nil, fmt.Errorf("router: kv.tokenizer %q needs Deps.Tokenizer", cfg.KV.Tokenizer)
+		}
+		d.Tokenizer = t
 	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
 		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch()}
@@ -73,7 +77,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	telemetry.ObservationPath.WithLabelValues(d.Pool, cfg.KV.Observation).Set(1)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
 	if !d.Tokenizer.Exact() {
-		d.Log.Info("tokenizer is approximate: block hashes estimate the engine's tokens", "tokenizer", d.Tokenizer.Name())
+		d.Log.Info("tokenizer is approximate: block hashes and token counts estimate the engine's", "tokenizer", d.Tokenizer.Name())
 	}
 	d.Log.Info("router ready", "mode", cfg.Router.Mode, "observation", cfg.KV.Observation,
 		"queueThreshold", cfg.Admission.QueueThreshold, "blockSize", cfg.KV.BlockSize)

@@ -39,7 +39,7 @@ func (f *fixture) clock() time.Time {
 
 func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 	t.Helper()
-	cfg := v1.Default()
+	cfg := &v1.Config{} // defaults after the caller's settings, as a config file gets them
 	cfg.Router.Seed = 1
 	if mut != nil {
 		mut(cfg)

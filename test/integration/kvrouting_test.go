@@ -32,7 +32,7 @@ type picker struct {
 
 func startPicker(t testing.TB, n int, mut func(*v1.Config)) *picker {
 	t.Helper()
-	cfg := v1.Default()
+	cfg := &v1.Config{} // defaults after the caller's settings, as a config file gets them
 	cfg.Router.Seed = 3
 	if mut != nil {
 		mut(cfg)
