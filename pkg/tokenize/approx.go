@@ -117,19 +117,29 @@ func emitBlock(dst []uint32, text string, base int, st uint64, start int) ([]uin
 	out := dst[len(dst) : len(dst)+n]
 	if base+blockSize+8 > len(text) {
 		start = emitTail(out, text, base, st, start)
-		return dst[:len(dst)+n], start
+	} else {
+		start = emitFast(out, text, base, st, start)
 	}
-	for k := range out {
+	return dst[:len(dst)+n], start
+}
+
+// emitFast is emitBlock's loop where every piece has 8 bytes of text from its
+// start on, to load in one go.
+func emitFast(out []uint32, text string, base int, st uint64, start int) int {
+	// st != 0 as the loop test lets TrailingZeros64 skip its zero case; out
+	// has a slot per bit of st.
+	for k := 0; st != 0; k++ {
 		p := base + bits.TrailingZeros64(st)
 		st &= st - 1
-		pl := &pieceLen[(p-start)&15]                                // 1 <= p-start <= 8; the mask drops a bounds check
+		// 1 <= p-start <= 8; the mask drops a bounds check.
+		pl := &pieceLen[(p-start)&15]
 		h := (le64(text[start:start+8])&pl.mask ^ pl.salt) * hashMul // pieceID
 		h ^= h >> 29
 		h *= hashMul
 		out[k] = uint32(h >> idShift)
 		start = p
 	}
-	return dst[:len(dst)+n], start
+	return start
 }
 
 // emitTail is emitBlock's loop for the last blocks, where a piece may end
