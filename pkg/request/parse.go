@@ -2,7 +2,6 @@ package request
 
 import (
 	"errors"
-	"unsafe"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -25,13 +24,14 @@ const (
 
 // parser holds the state of one Parse call.
 type parser struct {
-	s      scanner
-	req    *Request
-	buf    []byte // the Prompt being rendered
-	instr  []byte // responses instructions, rendered as a system message
-	errs   [nFields]error
-	seen   [nFields]bool
-	maxTok [3]int // max_completion_tokens, max_tokens, max_output_tokens
+	s       scanner
+	req     *Request
+	buf     []byte  // the Prompt being rendered
+	scratch *[]byte // buf's pool entry, nil until growBuf
+	instr   []byte  // responses instructions, rendered as a system message
+	errs    [nFields]error
+	seen    [nFields]bool
+	maxTok  [3]int // max_completion_tokens, max_tokens, max_output_tokens
 }
 
 // Parse parses body for kind. Errors are *apierr.Error 400 naming the cause:
@@ -52,7 +52,11 @@ func Parse(kind Kind, body []byte) (*Request, error) {
 		return nil, apierr.BadRequest("unsupported request kind %v", kind)
 	}
 	p := parser{s: scanner{b: body}, req: &Request{Kind: kind, Raw: body}}
-	if err := p.parse(); err != nil {
+	err := p.parse()
+	if p.scratch != nil {
+		putScratch(p.scratch, p.buf)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return p.req, nil
@@ -195,21 +199,11 @@ func firstNonZero(v []int) int {
 	return 0
 }
 
-// prompt turns the rendered bytes into the Prompt string without a copy
-// (as strings.Builder does): buf is never written after this. If most of
-// buf's capacity (sized for the whole body) is unused, as when a body is
-// mostly images, the prompt is copied instead so the body-sized buffer is
-// not kept alive by the Request.
+// prompt copies the rendered bytes into a string of their exact length
+// (buf is pooled scratch and is reused once Parse returns).
 func (p *parser) prompt() string {
-	b := p.buf
 	if p.seen[fInstructions] {
-		b = append(p.instr, p.buf...)
+		return string(p.instr) + string(p.buf)
 	}
-	if waste := cap(b) - len(b); waste > 16<<10 && waste > len(b)/4 {
-		return string(b)
-	}
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return string(p.buf)
 }

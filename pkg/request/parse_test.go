@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -104,26 +103,37 @@ func TestParseRawAliasesBody(t *testing.T) {
 	}
 }
 
-func TestParsePromptDoesNotPinBody(t *testing.T) {
-	image := strings.Repeat("A", 1<<20)
-	tests := []struct {
-		body      string
-		wantAlias bool
-	}{
-		// Mostly image: the prompt is copied out of the body-sized buffer.
-		{`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
-			image + `"}},{"type":"text","text":"what is this?"}]}]}`, false},
-		// Mostly text: the prompt is the buffer itself, no copy.
-		{`{"model":"m","messages":[{"role":"user","content":"` + image + `"}]}`, true},
+// TestParsePromptIsACopy checks that Prompt never aliases the pooled
+// scratch buffer it was rendered in: later Parse calls, which reuse that
+// buffer, must not change an earlier Request's Prompt.
+func TestParsePromptIsACopy(t *testing.T) {
+	image := strings.Repeat("A", 1<<16)
+	bodies := []string{
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
+			image + `"}},{"type":"text","text":"what is this?"}]}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"` + image + `"}]}`,
+		`{"model":"m","input":"` + image + `","instructions":"sys"}`,
 	}
-	for i, tc := range tests {
-		body := []byte(tc.body)
-		p := parser{s: scanner{b: body}, req: &Request{Kind: KindChatCompletions, Raw: body}}
-		if err := p.parse(); err != nil || !strings.HasSuffix(p.req.Prompt, "\n") {
-			t.Fatalf("case %d: %v", i, err)
+	want := []string{"<|user|>\nwhat is this?\n", "<|user|>\n" + image + "\n", "<|system|>\nsys\n<|user|>\n" + image + "\n"}
+	kinds := []Kind{KindChatCompletions, KindChatCompletions, KindResponses}
+	var got []*Request
+	for round := 0; round < 3; round++ {
+		for i, body := range bodies {
+			req, err := Parse(kinds[i], []byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, req)
 		}
-		if alias := unsafe.StringData(p.req.Prompt) == unsafe.SliceData(p.buf); alias != tc.wantAlias {
-			t.Errorf("case %d: Prompt aliases the body-sized buffer: %v, want %v", i, alias, tc.wantAlias)
+		for _, body := range bodies { // errors release the buffer too
+			if _, err := Parse(KindCompletions, []byte(body[:len(body)-4])); err == nil {
+				t.Fatal("truncated body accepted")
+			}
+		}
+	}
+	for i, req := range got {
+		if req.Prompt != want[i%len(want)] {
+			t.Fatalf("request %d: Prompt changed after later parses (len %d, want %d)", i, len(req.Prompt), len(want[i%len(want)]))
 		}
 	}
 }

@@ -39,10 +39,12 @@ func (l loc) String() string {
 }
 
 // growBuf gives the prompt buffer room for the whole body (the rendered
-// prompt is rarely longer than its JSON) and empties it.
+// prompt is rarely longer than its JSON) and empties it. The buffer is
+// pooled scratch; see scratch.go.
 func (p *parser) growBuf() {
-	if p.buf == nil {
-		p.buf = make([]byte, 0, len(p.s.b))
+	if p.scratch == nil {
+		p.scratch = getScratch(len(p.s.b))
+		p.buf = *p.scratch
 	}
 	p.buf = p.buf[:0]
 }
