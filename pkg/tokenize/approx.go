@@ -99,11 +99,11 @@ func CountApprox(text string) int {
 func blockStarts(bd *boundaries, text string, base int) uint64 {
 	if end := base + blockSize; end <= len(text) {
 		next := end < len(text) && isWordByte(text[end])
-		return bd.starts(classifyBlock(text[base:end]), ^uint64(0), next)
+		return bd.starts(classifyText(text, base), ^uint64(0), next)
 	}
 	var buf [blockSize]byte // zero padding classifies as punctuation, masked off
 	n := copy(buf[:], text[base:])
-	return bd.starts(classifyBlock(buf[:]), 1<<n-1, false)
+	return bd.starts(classifyBuf(&buf), 1<<n-1, false)
 }
 
 // emitBlock appends the ids of the pieces that end at the starts st of the
