@@ -12,7 +12,8 @@ import (
 // switch from the word loop to the IndexByte search (shortRun), with and
 // without spare capacity in dst, and checks them against encoding/json.
 func TestAppendStringBoundaries(t *testing.T) {
-	specials := []string{`\n`, `\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `\udc00\ud800`, "é", "€", "\xff", "\xe2\x82", "\U0001F600", "\xed\xa0\x80"}
+	specials := []string{`\n`, `\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `\udc00\ud800`, "é", "€", "\xff", "\xe2\x82", "\U0001F600", "\xed\xa0\x80",
+		"\xe0\x80\xaf", "\xc0\xaf", "\xf4\x90\x80\x80", "\xef\xbf\xbd", "\xe0\xa0\x80", "\xed\x9f\xbf", "大規模\xe5\xa4"}
 	for _, sp := range specials {
 		for pre := 0; pre < 3*shortRun; pre++ {
 			lit := `"` + strings.Repeat("a", pre) + sp + strings.Repeat("b", 3*shortRun-pre) + `"`

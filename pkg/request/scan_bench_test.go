@@ -1,6 +1,9 @@
 package request
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // BenchmarkAppendString220KB measures string decoding alone, into a reused
 // buffer (no allocation), to separate scanning cost from the prompt's
@@ -53,5 +56,35 @@ func BenchmarkSkipBase64220KB(b *testing.B) {
 		if err := s.skipString(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkAppendStringShapes decodes 220 KB strings of different texture:
+// how often an escape or a non-ASCII rune interrupts a plain run decides
+// the speed.
+func BenchmarkAppendStringShapes(b *testing.B) {
+	prose := longText(220 << 10)
+	para := strings.Repeat("Large language models serve many concurrent requests; a shared prefix cache skips recomputation. ", 6)
+	shapes := []struct{ name, text string }{
+		{"prose", prose}, // an escape or non-ASCII rune every ~20 bytes
+		{"prose_ascii", strings.NewReplacer("ï", "i", "é", "e").Replace(prose)},
+		{"paragraphs", strings.Repeat(para+"\n\n", (220<<10)/len(para))}, // a "\n\n" every ~600 bytes
+		{"cjk", strings.Repeat("大規模言語モデルは多くの要求を処理する。", (220<<10)/60)},
+		{"plain", base64Text(220 << 10)},
+	}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			body := mustJSON(sh.text)
+			dst := make([]byte, 0, len(body))
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				s := scanner{b: body}
+				var err error
+				if dst, err = s.appendString(dst[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
