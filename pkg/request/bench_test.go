@@ -18,6 +18,13 @@ func longText(n int) string {
 	return b.String()[:n]
 }
 
+// paragraphText returns about n bytes of ASCII paragraphs of ~600 bytes
+// separated by blank lines: fewer escapes than longText, as in most prose.
+func paragraphText(n int) string {
+	para := strings.Repeat("Large language models serve many concurrent requests; a shared prefix cache skips recomputation. ", 6) + "\n\n"
+	return strings.Repeat(para, n/len(para)+1)[:n]
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -77,6 +84,9 @@ func BenchmarkParse32KB(b *testing.B) {
 	b.Run("completions", func(b *testing.B) { benchParse(b, KindCompletions, completionsBody(32000)) })
 	b.Run("chat", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBody(32000)) })
 	b.Run("chat_content_first", func(b *testing.B) { benchParse(b, KindChatCompletions, chatBodyContentFirst(32000)) })
+	b.Run("completions_paragraphs", func(b *testing.B) {
+		benchParse(b, KindCompletions, mustJSON(map[string]any{"model": "m", "prompt": paragraphText(32000)}))
+	})
 }
 
 // tokenIDsBody is a completions request whose prompt is about n bytes of

@@ -145,6 +145,11 @@ func appendRun(dst, b []byte, i, end int) ([]byte, int) {
 // bytes >= 0x80), checking 8 bytes a step without branching on the data.
 func plain(b []byte) bool {
 	var acc uint64
+	for ; len(b) >= 32; b = b[32:] {
+		x0, x1 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		x2, x3 := binary.LittleEndian.Uint64(b[16:]), binary.LittleEndian.Uint64(b[24:])
+		acc |= (x0 - ones*0x20) | x0 | (x1 - ones*0x20) | x1 | (x2 - ones*0x20) | x2 | (x3 - ones*0x20) | x3
+	}
 	for ; len(b) >= 8; b = b[8:] {
 		x := binary.LittleEndian.Uint64(b)
 		acc |= (x - ones*0x20) | x

@@ -72,6 +72,11 @@ func skipShort(b []byte, i int) (int, bool) {
 func firstControl(b []byte) int {
 	var acc uint64
 	w := b
+	for ; len(w) >= 32; w = w[32:] {
+		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		acc |= (x0-ones*0x20)&^x0 | (x1-ones*0x20)&^x1 | (x2-ones*0x20)&^x2 | (x3-ones*0x20)&^x3
+	}
 	for ; len(w) >= 8; w = w[8:] {
 		x := binary.LittleEndian.Uint64(w)
 		acc |= (x - ones*0x20) &^ x

@@ -64,11 +64,10 @@ func BenchmarkSkipBase64220KB(b *testing.B) {
 // the speed.
 func BenchmarkAppendStringShapes(b *testing.B) {
 	prose := longText(220 << 10)
-	para := strings.Repeat("Large language models serve many concurrent requests; a shared prefix cache skips recomputation. ", 6)
 	shapes := []struct{ name, text string }{
 		{"prose", prose}, // an escape or non-ASCII rune every ~20 bytes
 		{"prose_ascii", strings.NewReplacer("ï", "i", "é", "e").Replace(prose)},
-		{"paragraphs", strings.Repeat(para+"\n\n", (220<<10)/len(para))}, // a "\n\n" every ~600 bytes
+		{"paragraphs", paragraphText(220 << 10)}, // a "\n\n" every ~600 bytes
 		{"cjk", strings.Repeat("大規模言語モデルは多くの要求を処理する。", (220<<10)/60)},
 		{"plain", base64Text(220 << 10)},
 	}
