@@ -73,13 +73,29 @@ func Approx(dst []uint32, text string) []uint32 {
 		return dst
 	}
 	var bd boundaries
-	start := 0 // start of the piece not yet emitted
-	for base := 0; base < len(text); base += blockSize {
-		st := blockStarts(&bd, text, base)
-		if base == 0 {
-			st &^= 1 // the first piece is emitted when the second starts
+	start, base := 0, 0 // start: of the piece not yet emitted
+	first := ^uint64(1) // the first piece is emitted when the second starts
+	// Blocks with 8 bytes of text after them: every piece loads in one go.
+	for ; base+blockSize+8 <= len(text); base += blockSize {
+		m := classifyText(text, base)
+		st := bd.starts(m, ^uint64(0), isWordByte(text[base+blockSize])) & first
+		first = ^uint64(0)
+		n := bits.OnesCount64(st)
+		if cap(dst)-len(dst) < n {
+			dst = grow(dst, n, len(text)-base)
 		}
-		dst, start = emitBlock(dst, text, base, st, start)
+		start = emitFast(dst[len(dst):len(dst)+n], text, base, st, start)
+		dst = dst[:len(dst)+n]
+	}
+	for ; base < len(text); base += blockSize {
+		st := blockStarts(&bd, text, base) & first
+		first = ^uint64(0)
+		n := bits.OnesCount64(st)
+		if cap(dst)-len(dst) < n {
+			dst = grow(dst, n, len(text)-base)
+		}
+		start = emitTail(dst[len(dst):len(dst)+n], text, base, st, start)
+		dst = dst[:len(dst)+n]
 	}
 	return append(dst, pieceAt(text, start, len(text)-start))
 }
@@ -106,34 +122,18 @@ func blockStarts(bd *boundaries, text string, base int) uint64 {
 	return bd.starts(classifyBuf(&buf), 1<<n-1, false)
 }
 
-// emitBlock appends the ids of the pieces that end at the starts st of the
-// block at base, the first of them beginning at start, and returns the start
-// of the piece still open.
-func emitBlock(dst []uint32, text string, base int, st uint64, start int) ([]uint32, int) {
-	n := bits.OnesCount64(st)
-	if cap(dst)-len(dst) < n {
-		dst = grow(dst, n, len(text)-base)
-	}
-	out := dst[len(dst) : len(dst)+n]
-	if base+blockSize+8 > len(text) {
-		start = emitTail(out, text, base, st, start)
-	} else {
-		start = emitFast(out, text, base, st, start)
-	}
-	return dst[:len(dst)+n], start
-}
-
-// emitFast is emitBlock's loop where every piece has 8 bytes of text from its
-// start on, to load in one go.
+// emitFast writes to out the ids of the pieces that end at the starts st of
+// the block at base, the first of them beginning at start, and returns the
+// start of the piece still open. out has a slot per bit of st, and text 8
+// bytes from every piece start on.
 func emitFast(out []uint32, text string, base int, st uint64, start int) int {
-	// st != 0 as the loop test lets TrailingZeros64 skip its zero case; out
-	// has a slot per bit of st.
+	// st != 0 as the loop test lets TrailingZeros64 skip its zero case.
 	for k := 0; st != 0; k++ {
 		p := base + bits.TrailingZeros64(st)
 		st &= st - 1
 		// 1 <= p-start <= 8; the mask drops a bounds check.
 		pl := &pieceLen[(p-start)&15]
-		h := (le64(text[start:start+8])&pl.mask ^ pl.salt) * hashMul // pieceID
+		h := (load8(text, start)&pl.mask ^ pl.salt) * hashMul // pieceID
 		h ^= h >> 29
 		h *= hashMul
 		out[k] = uint32(h >> idShift)
@@ -142,8 +142,8 @@ func emitFast(out []uint32, text string, base int, st uint64, start int) int {
 	return start
 }
 
-// emitTail is emitBlock's loop for the last blocks, where a piece may end
-// less than 8 bytes before the end of text.
+// emitTail is emitFast for the last blocks, where a piece may end less than
+// 8 bytes before the end of text.
 func emitTail(out []uint32, text string, base int, st uint64, start int) int {
 	for k := range out {
 		p := base + bits.TrailingZeros64(st)

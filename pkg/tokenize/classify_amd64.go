@@ -21,3 +21,9 @@ func classifyBuf(buf *[blockSize]byte) classMasks {
 	w, s, b := classify64(&buf[0])
 	return classMasks{word: w, space: s, blank: b}
 }
+
+// load8 returns the 8 bytes text[i:i+8] little-endian; i+8 <= len(text) is
+// the caller's promise (amd64 loads unaligned words natively).
+func load8(text string, i int) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(text)), i))
+}

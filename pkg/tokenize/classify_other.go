@@ -9,3 +9,6 @@ func classifyText(text string, base int) classMasks {
 
 // classifyBuf classifies the 64 bytes of buf.
 func classifyBuf(buf *[blockSize]byte) classMasks { return classifyBlock(buf[:]) }
+
+// load8 returns the 8 bytes text[i:i+8] little-endian.
+func load8(text string, i int) uint64 { return le64(text[i : i+8]) }
