@@ -2,6 +2,7 @@ package request
 
 import (
 	"errors"
+	"unsafe"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -200,10 +201,17 @@ func firstNonZero(v []int) int {
 }
 
 // prompt copies the rendered bytes into a string of their exact length
-// (buf is pooled scratch and is reused once Parse returns).
+// (buf is pooled scratch and is reused once Parse returns). A buffer too big
+// to be pooled that the prompt mostly fills is handed over instead, as
+// strings.Builder does, so a huge prompt is not copied: nothing writes to
+// it afterwards.
 func (p *parser) prompt() string {
 	if p.seen[fInstructions] {
 		return string(p.instr) + string(p.buf)
+	}
+	if b := p.buf; cap(b) > maxPooled && cap(b)-len(b) <= len(b)/4 {
+		p.buf = nil
+		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	return string(p.buf)
 }

@@ -107,33 +107,38 @@ func TestParseRawAliasesBody(t *testing.T) {
 // scratch buffer it was rendered in: later Parse calls, which reuse that
 // buffer, must not change an earlier Request's Prompt.
 func TestParsePromptIsACopy(t *testing.T) {
-	image := strings.Repeat("A", 1<<16)
-	bodies := []string{
-		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
-			image + `"}},{"type":"text","text":"what is this?"}]}]}`,
-		`{"model":"m","messages":[{"role":"user","content":"` + image + `"}]}`,
-		`{"model":"m","input":"` + image + `","instructions":"sys"}`,
+	type parsed struct {
+		req  *Request
+		want string
 	}
-	want := []string{"<|user|>\nwhat is this?\n", "<|user|>\n" + image + "\n", "<|system|>\nsys\n<|user|>\n" + image + "\n"}
-	kinds := []Kind{KindChatCompletions, KindChatCompletions, KindResponses}
-	var got []*Request
-	for round := 0; round < 3; round++ {
-		for i, body := range bodies {
-			req, err := Parse(kinds[i], []byte(body))
+	var got []parsed
+	for round := range 3 {
+		text := strings.Repeat(string(rune('a'+round)), 1<<16)
+		huge := strings.Repeat(string(rune('A'+round)), maxPooled+1) // not pooled: handed over
+		cases := []struct {
+			kind       Kind
+			body, want string
+		}{
+			{KindChatCompletions, `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
+				text + `"}},{"type":"text","text":"what is this?"}]}]}`, "<|user|>\nwhat is this?\n"},
+			{KindChatCompletions, `{"model":"m","messages":[{"role":"user","content":"` + text + `"}]}`, "<|user|>\n" + text + "\n"},
+			{KindResponses, `{"model":"m","input":"` + text + `","instructions":"sys"}`, "<|system|>\nsys\n<|user|>\n" + text + "\n"},
+			{KindCompletions, `{"model":"m","prompt":"` + huge + `"}`, huge},
+		}
+		for _, c := range cases {
+			req, err := Parse(c.kind, []byte(c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, req)
-		}
-		for _, body := range bodies { // errors release the buffer too
-			if _, err := Parse(KindCompletions, []byte(body[:len(body)-4])); err == nil {
+			got = append(got, parsed{req, c.want})
+			if _, err := Parse(c.kind, []byte(c.body[:len(c.body)-4])); err == nil { // errors release the buffer too
 				t.Fatal("truncated body accepted")
 			}
 		}
 	}
-	for i, req := range got {
-		if req.Prompt != want[i%len(want)] {
-			t.Fatalf("request %d: Prompt changed after later parses (len %d, want %d)", i, len(req.Prompt), len(want[i%len(want)]))
+	for i, g := range got {
+		if g.req.Prompt != g.want {
+			t.Fatalf("request %d: Prompt changed after later parses (len %d, want %d)", i, len(g.req.Prompt), len(g.want))
 		}
 	}
 }
