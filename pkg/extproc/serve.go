@@ -10,10 +10,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/keepalive"
 
-	"github.com/kvpick/kvpick/pkg/grpcbuf"
+	_ "github.com/kvpick/kvpick/pkg/grpcbuf" // gRPC's default buffer pool for this process
 )
 
 // NewGRPCServer returns a gRPC server configured for Envoy (message size fits a buffered body at the limit,
@@ -22,7 +21,6 @@ func NewGRPCServer(s *Server, tlsConf *tls.Config) *grpc.Server {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(min(s.opts.MaxBodyBytes+1<<20, 1<<31-1))),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
-		experimental.BufferPool(grpcbuf.Shared),
 	}
 	if tlsConf != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConf)))

@@ -1,13 +1,19 @@
-// Package grpcbuf is a gRPC message buffer pool for the ext_proc server and
-// its simulated proxy.
+// Package grpcbuf is the process's gRPC message buffer pool. Importing it
+// installs Shared as gRPC's default pool (at init, as gRPC requires): the
+// only way to reach the proto codec, which marshals every sent message and
+// materializes every received one through the default pool. The ext_proc
+// server imports it, so kvpick and everything that embeds the server use it.
 package grpcbuf
 
 import (
 	"math/bits"
 	"sync"
 
+	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
 )
+
+func init() { experimental.SetDefaultBufferPool(Shared) }
 
 // Pool is a gRPC message buffer pool (mem.BufferPool). gRPC's default pool
 // zeroes every buffer it hands out and jumps from 32 KB to 1 MB buffers, so a

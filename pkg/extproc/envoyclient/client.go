@@ -14,9 +14,8 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/experimental"
 
-	"github.com/kvpick/kvpick/pkg/grpcbuf"
+	_ "github.com/kvpick/kvpick/pkg/grpcbuf" // gRPC's default buffer pool for this process
 )
 
 // Mode is the body send mode the simulated proxy uses for both request and response.
@@ -72,7 +71,7 @@ func Dial(ctx context.Context, addr string, tlsConf *tls.Config) (*Client, error
 	if tlsConf != nil {
 		creds = credentials.NewTLS(tlsConf)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds), experimental.WithBufferPool(grpcbuf.Shared),
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
 	if err != nil {
 		return nil, fmt.Errorf("envoyclient: dial %s: %w", addr, err)
