@@ -122,11 +122,11 @@ func blockStarts(bd *boundaries, text string, base int) uint64 {
 	return bd.starts(classifyBuf(&buf), 1<<n-1, false)
 }
 
-// emitFast writes to out the ids of the pieces that end at the starts st of
+// emitFastGeneric writes to out the ids of the pieces that end at the starts st of
 // the block at base, the first of them beginning at start, and returns the
 // start of the piece still open. out has a slot per bit of st, and text 8
 // bytes from every piece start on.
-func emitFast(out []uint32, text string, base int, st uint64, start int) int {
+func emitFastGeneric(out []uint32, text string, base int, st uint64, start int) int {
 	// st != 0 as the loop test lets TrailingZeros64 skip its zero case.
 	for k := 0; st != 0; k++ {
 		p := base + bits.TrailingZeros64(st)

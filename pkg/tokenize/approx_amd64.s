@@ -58,3 +58,47 @@ TEXT ·classify64(SB), NOSPLIT, $0-32
 	MOVQ R9, space+16(FP)
 	MOVQ R10, blank+24(FP)
 	RET
+
+// func emit64(out *uint32, text *byte, base int, st uint64, start int) int
+//
+// emitFastGeneric's loop with everything in registers: for each set bit p of
+// st (plus base), the piece text[start:p] is loaded as 8 bytes, masked to its
+// length, hashed as pieceID does, and stored; start becomes p.
+TEXT ·emit64(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ text+8(FP), SI
+	MOVQ base+16(FP), R8
+	MOVQ st+24(FP), R9
+	MOVQ start+32(FP), R10
+	MOVQ $-7046029254386353131, R11 // hashMul
+	LEAQ ·pieceLen(SB), R12
+	TESTQ R9, R9
+	JZ done
+
+loop:
+	BSFQ R9, AX
+	LEAQ -1(R9), BX
+	ANDQ BX, R9
+	ADDQ R8, AX           // AX = p, the next start
+	MOVQ AX, CX
+	SUBQ R10, CX
+	ANDQ $15, CX
+	SHLQ $4, CX           // CX = 16 * piece length: its pieceLen entry
+	MOVQ (SI)(R10*1), DX
+	ANDQ (R12)(CX*1), DX
+	XORQ 8(R12)(CX*1), DX
+	IMULQ R11, DX
+	MOVQ DX, BX
+	SHRQ $29, BX
+	XORQ BX, DX
+	IMULQ R11, DX
+	SHRQ $47, DX
+	MOVL DX, (DI)
+	ADDQ $4, DI
+	MOVQ AX, R10
+	TESTQ R9, R9
+	JNZ loop
+
+done:
+	MOVQ R10, ret+40(FP)
+	RET

@@ -84,12 +84,6 @@ func run4(cur, prev uint64) uint64 {
 	return cur2 & shl(cur2, prev2, 2)
 }
 
-// run8 marks the bytes that end 8 consecutive set bits of the stream prev:cur.
-func run8(cur, prev uint64) uint64 {
-	prev2 := prev & (prev << 1)
-	return run4(cur, prev) & shl(run4(cur, prev), prev2&(prev2<<2), 4)
-}
-
 // chunks follows runs piece by piece: next holds candidate starts c bytes
 // after known ones, kept where run says the c bytes up to them continue the
 // run. It returns the starts found and those that fall in the next block.
@@ -126,7 +120,9 @@ func (b *boundaries) starts(m classMasks, valid uint64, nextWord bool) uint64 {
 	// for a candidate before computing the run bitmaps.
 	cs := spStart >> (64 - maxSpace)
 	if next := spStart<<maxSpace | b.carrySpace; next&sp != 0 {
-		s, c := chunks(next, run8(sp, b.sp), maxSpace)
+		// Runs of 8: two runs of 4, the earlier one's end 4 bytes back.
+		sp4, prev2 := run4(sp, b.sp), b.sp&(b.sp<<1)
+		s, c := chunks(next, sp4&shl(sp4, prev2&(prev2<<2), 4), maxSpace)
 		all, cs = all|s, cs|c
 	}
 	cp := punctStart >> (64 - maxPunct)
@@ -134,8 +130,10 @@ func (b *boundaries) starts(m classMasks, valid uint64, nextWord bool) uint64 {
 		p, c := chunks(next, run4(punct, b.punct), maxPunct)
 		all, cp = all|p, cp|c
 	}
-	*b = boundaries{word: m.word, wordCont: wordCont, sp: sp, punct: punct,
-		carryWord: cw, carrySpace: cs, carryPunct: cp}
+	// Field by field: a composite literal is built on the stack and copied
+	// with 16-byte moves that stall on its 8-byte stores.
+	b.word, b.wordCont, b.sp, b.punct = m.word, wordCont, sp, punct
+	b.carryWord, b.carrySpace, b.carryPunct = cw, cs, cp
 	return all & valid
 }
 
