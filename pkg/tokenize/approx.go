@@ -55,12 +55,12 @@ func pieceID(packed uint64, n int) uint32 {
 	return uint32(h >> idShift)
 }
 
-// pieceLen[n] holds, for an n-byte piece, the mask that keeps the low n
-// bytes of a uint64 and the length term pieceID mixes in.
-var pieceLen = func() (t [16]struct{ mask, salt uint64 }) {
-	for n := range t {
-		t[n].mask = ^uint64(0) >> ((64 - 8*n) & 63)
-		t[n].salt = uint64(n)<<59 ^ 0x5bd1e995
+// pieceLen.mask[n] keeps the low n bytes of a uint64, and pieceLen.salt[n]
+// is the length term pieceID mixes in for an n-byte piece.
+var pieceLen = func() (t struct{ mask, salt [16]uint64 }) {
+	for n := range t.mask {
+		t.mask[n] = ^uint64(0) >> ((64 - 8*n) & 63)
+		t.salt[n] = uint64(n)<<59 ^ 0x5bd1e995
 	}
 	return t
 }()
@@ -132,8 +132,8 @@ func emitFastGeneric(out []uint32, text string, base int, st uint64, start int) 
 		p := base + bits.TrailingZeros64(st)
 		st &= st - 1
 		// 1 <= p-start <= 8; the mask drops a bounds check.
-		pl := &pieceLen[(p-start)&15]
-		h := (load8(text, start)&pl.mask ^ pl.salt) * hashMul // pieceID
+		n := (p - start) & 15
+		h := (load8(text, start)&pieceLen.mask[n] ^ pieceLen.salt[n]) * hashMul // pieceID
 		h ^= h >> 29
 		h *= hashMul
 		out[k] = uint32(h >> idShift)

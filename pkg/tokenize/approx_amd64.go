@@ -39,7 +39,8 @@ func emit64(out *uint32, text *byte, base int, st uint64, start int) int
 // emitFast is emitFastGeneric without bounds checks or spills (a fifth
 // faster). Its promises are checked here, falling back when one fails.
 func emitFast(out []uint32, text string, base int, st uint64, start int) int {
-	if bits.OnesCount64(st) != len(out) || start < 0 || start > base+blockSize || base+blockSize+8 > len(text) {
+	if bits.OnesCount64(st) != len(out) || base < 0 || start < 0 || start > base+blockSize ||
+		base+blockSize+8 > len(text) {
 		return emitFastGeneric(out, text, base, st, start)
 	}
 	if len(out) == 0 {

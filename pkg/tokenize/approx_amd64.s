@@ -62,31 +62,35 @@ TEXT ·classify64(SB), NOSPLIT, $0-32
 // func emit64(out *uint32, text *byte, base int, st uint64, start int) int
 //
 // emitFastGeneric's loop with everything in registers: for each set bit p of
-// st (plus base), the piece text[start:p] is loaded as 8 bytes, masked to its
-// length, hashed as pieceID does, and stored; start becomes p.
+// st, the piece from start to base+p is loaded as 8 bytes, masked to its
+// length, hashed as pieceID does, and stored; start becomes base+p. Positions
+// are block-relative (start may be up to 8 bytes before the block), and the
+// loop is unrolled twice so that start and p trade registers instead of
+// being copied.
 TEXT ·emit64(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ text+8(FP), SI
 	MOVQ base+16(FP), R8
 	MOVQ st+24(FP), R9
 	MOVQ start+32(FP), R10
+	ADDQ R8, SI                     // SI = the block
+	SUBQ R8, R10                    // R10 = start - base
 	MOVQ $-7046029254386353131, R11 // hashMul
-	LEAQ ·pieceLen(SB), R12
+	LEAQ ·pieceLen(SB), R12         // masks, then salts 128 bytes on
 	TESTQ R9, R9
 	JZ done
 
 loop:
+	// piece from R10 to AX
 	BSFQ R9, AX
 	LEAQ -1(R9), BX
 	ANDQ BX, R9
-	ADDQ R8, AX           // AX = p, the next start
 	MOVQ AX, CX
 	SUBQ R10, CX
 	ANDQ $15, CX
-	SHLQ $4, CX           // CX = 16 * piece length: its pieceLen entry
 	MOVQ (SI)(R10*1), DX
-	ANDQ (R12)(CX*1), DX
-	XORQ 8(R12)(CX*1), DX
+	ANDQ (R12)(CX*8), DX
+	XORQ 128(R12)(CX*8), DX
 	IMULQ R11, DX
 	MOVQ DX, BX
 	SHRQ $29, BX
@@ -94,11 +98,36 @@ loop:
 	IMULQ R11, DX
 	SHRQ $47, DX
 	MOVL DX, (DI)
-	ADDQ $4, DI
-	MOVQ AX, R10
+	TESTQ R9, R9
+	JZ doneAX
+
+	// piece from AX to R10
+	BSFQ R9, R10
+	LEAQ -1(R9), BX
+	ANDQ BX, R9
+	MOVQ R10, CX
+	SUBQ AX, CX
+	ANDQ $15, CX
+	MOVQ (SI)(AX*1), DX
+	ANDQ (R12)(CX*8), DX
+	XORQ 128(R12)(CX*8), DX
+	IMULQ R11, DX
+	MOVQ DX, BX
+	SHRQ $29, BX
+	XORQ BX, DX
+	IMULQ R11, DX
+	SHRQ $47, DX
+	MOVL DX, 4(DI)
+	ADDQ $8, DI
 	TESTQ R9, R9
 	JNZ loop
 
 done:
+	ADDQ R8, R10
 	MOVQ R10, ret+40(FP)
+	RET
+
+doneAX:
+	ADDQ R8, AX
+	MOVQ AX, ret+40(FP)
 	RET
