@@ -69,8 +69,8 @@ type Server struct {
 	// environment variable, when set, wins.
 	GCPercent *int `json:"gcPercent"`
 	// MemoryLimitBytes is the soft memory limit (GOMEMLIMIT): the collector works harder near it, so a high
-	// GCPercent cannot grow the heap past the pod's memory. 0 (default) keeps the runtime's own (the GOMEMLIMIT
-	// environment variable, or none). Set it to about 90% of the container's memory limit.
+	// GCPercent cannot grow the heap past the pod's memory. 0 (default) means 90% of the container's cgroup
+	// memory limit when there is one (the GOMEMLIMIT environment variable, when set, wins), else none.
 	MemoryLimitBytes int64 `json:"memoryLimitBytes"`
 }
 

@@ -35,8 +35,9 @@ func printConfig(cfg *v1.Config) {
 
 // run wires the picker and serves until ctx ends.
 func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error {
-	gc := gctune.Apply(cfg.Server.GCPercent, cfg.Server.MemoryLimitBytes)
-	log.Info("garbage collector", "gcPercent", gc.GCPercent, "memoryLimitBytes", gc.MemoryLimitBytes, "gogcFromEnv", gc.FromEnv)
+	gc := gctune.Apply(cfg.Server.GCPercent, cfg.Server.MemoryLimitBytes, gctune.CgroupRoot)
+	log.Info("garbage collector", "gcPercent", gc.GCPercent, "gogcFromEnv", gc.GCFromEnv,
+		"memoryLimitBytes", gc.MemoryLimitBytes, "memoryLimitFrom", gc.LimitSource)
 	set := endpoints.NewSet()
 	src := endpoints.NewFileSource(cfg.Endpoints.File, set)
 	if err := src.Load(); err != nil {

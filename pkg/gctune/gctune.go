@@ -14,21 +14,40 @@ import (
 // Settings are the collector settings in effect after Apply.
 type Settings struct {
 	GCPercent        int
-	MemoryLimitBytes int64 // math.MaxInt64 means no limit
-	FromEnv          bool  // GOGC was set in the environment and left alone
+	MemoryLimitBytes int64  // math.MaxInt64 means no limit
+	GCFromEnv        bool   // GOGC was set in the environment and left alone
+	LimitSource      string // "config", "container" (90% of the cgroup limit), "env" (GOMEMLIMIT) or "none"
 }
 
+// containerShare of the cgroup limit becomes the soft limit: the rest is
+// headroom for memory the Go collector does not manage (stacks, OS buffers).
+const containerShare = 0.9
+
 // Apply sets the GC percent (unless the GOGC environment variable is set:
-// operators who set it mean it) and, when limit > 0, the soft memory limit.
-// percent nil leaves the runtime's value. It returns the settings in effect.
-func Apply(percent *int, limit int64) Settings {
+// operators who set it mean it; percent nil leaves the runtime's value) and
+// the soft memory limit: limit when > 0, else 90% of the container's memory
+// limit read under cgroupRoot, unless GOMEMLIMIT is set. The limit is what
+// makes a high GC percent safe: the heap cannot outgrow the container. It
+// returns the settings in effect.
+func Apply(percent *int, limit int64, cgroupRoot string) Settings {
 	var s Settings
-	if limit > 0 {
+	_, limitEnv := os.LookupEnv("GOMEMLIMIT")
+	switch {
+	case limit > 0:
 		debug.SetMemoryLimit(limit)
+		s.LimitSource = "config"
+	case limitEnv:
+		s.LimitSource = "env"
+	default:
+		s.LimitSource = "none"
+		if c, ok := ContainerLimit(cgroupRoot); ok {
+			debug.SetMemoryLimit(int64(float64(c) * containerShare))
+			s.LimitSource = "container"
+		}
 	}
 	s.MemoryLimitBytes = debug.SetMemoryLimit(-1) // -1 reads without changing
-	_, s.FromEnv = os.LookupEnv("GOGC")
-	if percent != nil && !s.FromEnv {
+	_, s.GCFromEnv = os.LookupEnv("GOGC")
+	if percent != nil && !s.GCFromEnv {
 		debug.SetGCPercent(*percent)
 	}
 	s.GCPercent = debug.SetGCPercent(-1)

@@ -84,10 +84,10 @@ func BenchmarkTransportFloor(b *testing.B) {
 // defaultGC runs the benchmark under the collector settings kvpick applies at
 // start with the default config (server.gcPercent), as the process does.
 func defaultGC(b *testing.B) {
-	old := debug.SetGCPercent(100)
+	old, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	debug.SetGCPercent(old)
-	gctune.Apply(v1.Default().Server.GCPercent, 0)
-	b.Cleanup(func() { debug.SetGCPercent(old) })
+	gctune.Apply(v1.Default().Server.GCPercent, 0, gctune.CgroupRoot)
+	b.Cleanup(func() { debug.SetGCPercent(old); debug.SetMemoryLimit(oldLimit) })
 }
 
 // nopRouter routes everything to one endpoint and keeps no state.
