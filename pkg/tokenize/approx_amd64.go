@@ -11,19 +11,15 @@ import (
 // baseline): 16 bytes per compare, 6x fewer instructions than the table.
 //
 //go:noescape
-func classify64(p *byte) (word, space, blank uint64)
+func classify64(p *byte) classMasks
 
 // classifyText classifies text[base:base+64], which must be in range.
 func classifyText(text string, base int) classMasks {
-	w, s, b := classify64(unsafe.StringData(text[base : base+blockSize]))
-	return classMasks{word: w, space: s, blank: b}
+	return classify64(unsafe.StringData(text[base : base+blockSize]))
 }
 
 // classifyBuf classifies the 64 bytes of buf.
-func classifyBuf(buf *[blockSize]byte) classMasks {
-	w, s, b := classify64(&buf[0])
-	return classMasks{word: w, space: s, blank: b}
-}
+func classifyBuf(buf *[blockSize]byte) classMasks { return classify64(&buf[0]) }
 
 // load8 returns the 8 bytes text[i:i+8] little-endian; i+8 <= len(text) is
 // the caller's promise (amd64 loads unaligned words natively).
@@ -39,12 +35,9 @@ func emit64(out *uint32, text *byte, base int, st uint64, start int) int
 // emitFast is emitFastGeneric without bounds checks or spills (a fifth
 // faster). Its promises are checked here, falling back when one fails.
 func emitFast(out []uint32, text string, base int, st uint64, start int) int {
-	if bits.OnesCount64(st) != len(out) || base < 0 || start < 0 || start > base+blockSize ||
-		base+blockSize+8 > len(text) {
+	if len(out) != bits.OnesCount64(st) || base < 0 || uint(start) > uint(base+blockSize) ||
+		base > len(text)-blockSize-8 {
 		return emitFastGeneric(out, text, base, st, start)
 	}
-	if len(out) == 0 {
-		return start
-	}
-	return emit64(&out[0], unsafe.StringData(text), base, st, start)
+	return emit64(unsafe.SliceData(out), unsafe.StringData(text), base, st, start)
 }

@@ -36,7 +36,7 @@ BYTES16(c85, 0x8585858585858585)
 	POR X6, X3; \
 	PMOVMSKB X3, CX; SHLQ $shift, CX; ORQ CX, R9
 
-// func classify64(p *byte) (word, space, blank uint64)
+// func classify64(p *byte) classMasks
 TEXT ·classify64(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), SI
 	MOVOU c20<>(SB), X8
@@ -54,9 +54,9 @@ TEXT ·classify64(SB), NOSPLIT, $0-32
 	CHUNK(16, 16)
 	CHUNK(32, 32)
 	CHUNK(48, 48)
-	MOVQ R8, word+8(FP)
-	MOVQ R9, space+16(FP)
-	MOVQ R10, blank+24(FP)
+	MOVQ R8, ret_word+8(FP)
+	MOVQ R9, ret_space+16(FP)
+	MOVQ R10, ret_blank+24(FP)
 	RET
 
 // func emit64(out *uint32, text *byte, base int, st uint64, start int) int
