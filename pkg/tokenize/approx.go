@@ -33,10 +33,6 @@ const VocabSize = 1 << 17
 // tokens for every piece that ends before byte n-1.
 
 const (
-	clsWord  = 0
-	clsSpace = 1
-	clsPunct = 2
-
 	maxWord  = 4
 	maxPunct = 4
 	maxSpace = 8
@@ -67,7 +63,9 @@ var pieceLen = func() (t struct{ mask, salt [16]uint64 }) {
 
 // Approx appends the approximate tokens of text to dst and returns it. It is
 // pure and safe for concurrent use, and allocates only when dst lacks
-// capacity (then once, for about len(text)/3 ids, on prose).
+// capacity (then once, for about len(text)/3 ids, on prose). It finds the
+// piece starts 64 bytes at a time (approx_block.go) and emits the ids of the
+// pieces between them.
 func Approx(dst []uint32, text string) []uint32 {
 	if len(text) == 0 {
 		return dst
@@ -77,27 +75,29 @@ func Approx(dst []uint32, text string) []uint32 {
 	first := ^uint64(1) // the first piece is emitted when the second starts
 	// Blocks with 8 bytes of text after them: every piece loads in one go.
 	for ; base+blockSize+8 <= len(text); base += blockSize {
-		m := classifyText(text, base)
-		st := bd.starts(m, ^uint64(0), isWordByte(text[base+blockSize])) & first
+		st := bd.starts(classifyText(text, base), ^uint64(0), isWordByte(text[base+blockSize])) & first
 		first = ^uint64(0)
 		n := bits.OnesCount64(st)
-		if cap(dst)-len(dst) < n {
-			dst = grow(dst, n, len(text)-base)
-		}
-		start = emitFast(dst[len(dst):len(dst)+n], text, base, st, start)
-		dst = dst[:len(dst)+n]
+		dst = reserve(dst, n, len(text)-base)
+		start = emitFast(dst[len(dst)-n:], text, base, st, start)
 	}
 	for ; base < len(text); base += blockSize {
 		st := blockStarts(&bd, text, base) & first
 		first = ^uint64(0)
 		n := bits.OnesCount64(st)
-		if cap(dst)-len(dst) < n {
-			dst = grow(dst, n, len(text)-base)
-		}
-		start = emitTail(dst[len(dst):len(dst)+n], text, base, st, start)
-		dst = dst[:len(dst)+n]
+		dst = reserve(dst, n, len(text)-base)
+		start = emitTail(dst[len(dst)-n:], text, base, st, start)
 	}
 	return append(dst, pieceAt(text, start, len(text)-start))
+}
+
+// reserve extends dst by n ids (to be written), growing it for a third of the
+// rest bytes of text more if it lacks capacity.
+func reserve(dst []uint32, n, rest int) []uint32 {
+	if cap(dst)-len(dst) < n {
+		dst = grow(dst, n, rest)
+	}
+	return dst[:len(dst)+n]
 }
 
 // CountApprox returns len(Approx(nil, text)) without allocating. It is pure
@@ -122,10 +122,10 @@ func blockStarts(bd *boundaries, text string, base int) uint64 {
 	return bd.starts(classifyBuf(&buf), 1<<n-1, false)
 }
 
-// emitFastGeneric writes to out the ids of the pieces that end at the starts st of
-// the block at base, the first of them beginning at start, and returns the
-// start of the piece still open. out has a slot per bit of st, and text 8
-// bytes from every piece start on.
+// emitFastGeneric writes to out the ids of the pieces that end at the starts
+// st of the block at base, the first of them beginning at start, and returns
+// the start of the piece still open. out has a slot per bit of st, and text
+// 8 bytes from every piece start on.
 func emitFastGeneric(out []uint32, text string, base int, st uint64, start int) int {
 	// st != 0 as the loop test lets TrailingZeros64 skip its zero case.
 	for k := 0; st != 0; k++ {
@@ -154,8 +154,8 @@ func emitTail(out []uint32, text string, base int, st uint64, start int) int {
 	return start
 }
 
-// grow makes room in dst for n more ids, and for about a third of the rest
-// bytes of text more, so prose needs a single allocation.
+// grow makes room in dst for n more ids, and for a third of the rest bytes
+// of text more, so prose needs a single allocation.
 //
 //go:noinline
 func grow(dst []uint32, n, rest int) []uint32 {

@@ -6,6 +6,13 @@ import "testing"
 // reference the block-wise implementation must match id for id: the ids are a
 // contract with cmd/modelsim.
 
+// Byte classes of the reference splitter.
+const (
+	clsWord  = 0
+	clsSpace = 1
+	clsPunct = 2
+)
+
 // refClass maps a byte to clsWord, clsSpace or clsPunct.
 var refClass = func() (t [256]uint8) {
 	for i := range t {
@@ -120,5 +127,14 @@ func BenchmarkRefApprox32KB(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		dst = refApprox(dst[:0], text)
+	}
+}
+
+func BenchmarkRefCountApprox220KB(b *testing.B) {
+	text := sampleText(220 << 10)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		refCountApprox(text)
 	}
 }
