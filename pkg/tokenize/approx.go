@@ -133,7 +133,7 @@ func emitFastGeneric(out []uint32, text string, base int, st uint64, start int) 
 		st &= st - 1
 		// 1 <= p-start <= 8; the mask drops a bounds check.
 		n := (p - start) & 15
-		h := (load8(text, start)&pieceLen.mask[n] ^ pieceLen.salt[n]) * hashMul // pieceID
+		h := (le64(text[start:start+8])&pieceLen.mask[n] ^ pieceLen.salt[n]) * hashMul // pieceID
 		h ^= h >> 29
 		h *= hashMul
 		out[k] = uint32(h >> idShift)
