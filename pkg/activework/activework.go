@@ -17,7 +17,8 @@ type Counts struct {
 	PrefillTokens int
 	// DecodeBlocks: KV blocks held by requests in flight (prompt plus
 	// output). A prompt block shared by several requests on the endpoint is
-	// counted once, as the engine's prefix cache stores it once.
+	// counted once, as the engine's prefix cache stores it once (to within
+	// segBlocks-1 blocks per request where chains part).
 	DecodeBlocks int
 	// Requests in flight.
 	Requests int
@@ -41,38 +42,58 @@ type counter struct {
 	prefill, decode, reqs atomic.Int64
 
 	mu   sync.Mutex
-	refs map[uint64]int32 // shared prompt blocks in flight -> requests holding them
+	refs map[uint64]int32 // prompt segments in flight (by last block hash) -> requests holding them
 }
 
+// segBlocks is the granularity of shared-block counting: prompt blocks are
+// counted in segments of this many, keyed by the hash of the segment's last
+// block (hashes are chained, so it names the whole prefix up to there). Per
+// block refcounts cost a map write per block on every dispatch and again at
+// the end, hundreds per long prompt and on the decision path's heels; per
+// segment they cost an eighth of that. The price: where two chains part
+// inside a segment, or one ends inside it, that segment is counted for each,
+// an over-count of at most segBlocks-1 blocks per request.
+const segBlocks = 8
+
+// segment returns segment s of blocks: its key and its length in blocks.
+func segment(blocks []uint64, s int) (key uint64, n int64) {
+	end := min((s+1)*segBlocks, len(blocks))
+	return blocks[end-1], int64(end - s*segBlocks)
+}
+
+func nsegments(blocks []uint64) int { return (len(blocks) + segBlocks - 1) / segBlocks }
+
 // hold references blocks and returns how many were not held before. Held
-// blocks are prefix-closed along a chain (block i is held only with blocks
-// 0..i-1: hashes are chained), so the held part of blocks is a prefix found
-// by binary search; each block then costs one map write.
+// segments are prefix-closed along a chain (a segment's key chains all
+// blocks before it), so the held part is a prefix found by binary search.
 func (c *counter) hold(blocks []uint64) int64 {
 	if len(blocks) == 0 {
 		return 0
 	}
+	ns := nsegments(blocks)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.refs == nil {
-		c.refs = make(map[uint64]int32, len(blocks))
+		c.refs = make(map[uint64]int32, ns)
 	}
-	lo, hi := 0, len(blocks) // blocks[:lo] held, blocks[hi:] not
+	lo, hi := 0, ns // segments [0, lo) held, [hi, ns) not
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if _, ok := c.refs[blocks[mid]]; ok {
+		if k, _ := segment(blocks, mid); c.refs[k] > 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	for _, b := range blocks[:lo] {
-		c.refs[b]++
+	var added int64
+	for s := range ns {
+		k, n := segment(blocks, s)
+		if s >= lo && c.refs[k] == 0 {
+			added += n
+		}
+		c.refs[k]++
 	}
-	for _, b := range blocks[lo:] {
-		c.refs[b] = 1
-	}
-	return int64(len(blocks) - lo)
+	return added
 }
 
 // release drops references and returns how many blocks no request holds now.
@@ -83,12 +104,13 @@ func (c *counter) release(blocks []uint64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var gone int64
-	for _, b := range blocks {
-		if n := c.refs[b] - 1; n > 0 {
-			c.refs[b] = n
-		} else if n == 0 {
-			delete(c.refs, b)
-			gone++
+	for s := range nsegments(blocks) {
+		k, n := segment(blocks, s)
+		if r := c.refs[k] - 1; r > 0 {
+			c.refs[k] = r
+		} else if r == 0 {
+			delete(c.refs, k)
+			gone += n
 		}
 	}
 	return gone

@@ -112,3 +112,49 @@ func TestSharedPromptBlocksCountOnce(t *testing.T) {
 		t.Fatalf("leak: %+v", c)
 	}
 }
+
+// TestSegmentCounting: shared prompt blocks are counted per segment of segBlocks; chains that part inside a
+// segment count that segment once each (the documented over-count, at most segBlocks-1 per request).
+func TestSegmentCounting(t *testing.T) {
+	chain := func(prefix, n int, tag uint64) []uint64 {
+		c := make([]uint64, n)
+		for i := range c {
+			c[i] = uint64(i + 1)
+			if i >= prefix {
+				c[i] = tag<<32 | uint64(i+1)
+			}
+		}
+		return c
+	}
+	tests := []struct {
+		name   string
+		chains [][]uint64
+		want   int // DecodeBlocks with no output or partial blocks (PromptTokens = 16 x blocks)
+	}{
+		{"one chain", [][]uint64{chain(0, 20, 1)}, 20},
+		{"identical", [][]uint64{chain(20, 20, 1), chain(20, 20, 2)}, 20},
+		{"disjoint", [][]uint64{chain(0, 10, 1), chain(0, 10, 2)}, 20},
+		{"part at a segment edge", [][]uint64{chain(16, 24, 1), chain(16, 24, 2)}, 16 + 8 + 8},
+		{"part inside a segment", [][]uint64{chain(12, 24, 1), chain(12, 24, 2)}, 24 + 16}, // exact: 12+12+12 = 36
+		{"prefix of the other", [][]uint64{chain(0, 20, 1), chain(0, 30, 1)}, 20 + 6 + 8},   // exact: 30
+		{"empty chains add nothing", [][]uint64{chain(0, 10, 1), {}, nil}, 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := New(time.Minute, nil)
+			var hs []*Handle
+			for _, c := range tc.chains {
+				hs = append(hs, tr.Add("e", Work{PromptTokens: 16 * len(c), BlockSize: 16, Blocks: c}, time.Unix(0, 0)))
+			}
+			if got := tr.Counts("e").DecodeBlocks; got != tc.want {
+				t.Fatalf("DecodeBlocks = %d, want %d", got, tc.want)
+			}
+			for i := len(hs) - 1; i >= 0; i-- { // free in reverse: the other order is TestSharedPromptBlocksCountOnce's
+				hs[i].Free()
+			}
+			if c := tr.Counts("e"); c != (Counts{}) {
+				t.Fatalf("leak after free: %+v", c)
+			}
+		})
+	}
+}
