@@ -136,7 +136,7 @@ func TestSegmentCounting(t *testing.T) {
 		{"disjoint", [][]uint64{chain(0, 10, 1), chain(0, 10, 2)}, 20},
 		{"part at a segment edge", [][]uint64{chain(16, 24, 1), chain(16, 24, 2)}, 16 + 8 + 8},
 		{"part inside a segment", [][]uint64{chain(12, 24, 1), chain(12, 24, 2)}, 24 + 16}, // exact: 12+12+12 = 36
-		{"prefix of the other", [][]uint64{chain(0, 20, 1), chain(0, 30, 1)}, 20 + 6 + 8},   // exact: 30
+		{"prefix of the other", [][]uint64{chain(0, 20, 1), chain(0, 30, 1)}, 20 + 6 + 8},  // exact: 30
 		{"empty chains add nothing", [][]uint64{chain(0, 10, 1), {}, nil}, 10},
 	}
 	for _, tc := range tests {
