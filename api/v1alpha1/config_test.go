@@ -39,6 +39,8 @@ func TestParseAndValidate(t *testing.T) {
 		{"bytes tokenizer with events", "kv:\n  observation: events\n  tokenizer: bytes\n", []string{"kv.tokenizer", "KV events"}},
 		{"unknown tokenizer", "kv:\n  tokenizer: bpe\n", []string{"kv.tokenizer", "bpe"}},
 		{"approximate tokenizer predicted", "kv:\n  tokenizer: approximate\n", nil},
+		{"stride too large", "kv:\n  predictedStride: 65\n", []string{"kv.predictedStride", "65"}},
+		{"negative stride", "kv:\n  predictedStride: -2\n", []string{"kv.predictedStride"}},
 		{"zero queue threshold", "admission:\n  queueThreshold: 0\n", []string{"admission.queueThreshold"}},
 	}
 	for _, tc := range cases {

@@ -75,6 +75,9 @@ func (k *KV) setDefaults() {
 		k.BlockSize = 16
 	}
 	setDur(&k.PredictedTTL, 120*time.Second)
+	if k.PredictedStride == 0 {
+		k.PredictedStride = 4
+	}
 	if k.MaxBlocksPerEndpoint == 0 {
 		k.MaxBlocksPerEndpoint = 1 << 20
 	}

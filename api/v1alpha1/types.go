@@ -179,6 +179,11 @@ type KV struct {
 	// PredictedTTL expires predicted entries (default 120s). Longer keeps
 	// affinity for slower-returning prefixes but predicts blocks the engine evicted.
 	PredictedTTL Duration `json:"predictedTTL"`
+	// PredictedStride indexes every Nth block of a prompt on the predicted path (default 4: 64 tokens with
+	// blockSize 16). Block hashes are chained, so one hash stands for the whole prefix before it: lookups,
+	// records and index memory cost 1/N, and a shared prefix is credited in steps of N blocks (up to N-1
+	// blocks of a match go uncredited). 1 indexes every block. The events path always indexes every block.
+	PredictedStride int `json:"predictedStride"`
 	// MaxBlocksPerEndpoint bounds index entries when an endpoint's capacity is unknown (default 1048576).
 	MaxBlocksPerEndpoint int `json:"maxBlocksPerEndpoint"`
 	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).

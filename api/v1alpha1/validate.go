@@ -145,6 +145,9 @@ func (k *KV) validate(p *problems) {
 	if k.BlockSize < 1 || k.BlockSize > 4096 {
 		p.add("kv.blockSize", "must be between 1 and 4096, got %d", k.BlockSize)
 	}
+	if k.PredictedStride < 1 || k.PredictedStride > 64 {
+		p.add("kv.predictedStride", "must be in [1, 64], got %d", k.PredictedStride)
+	}
 	if k.PredictedTTL.Duration <= 0 {
 		p.add("kv.predictedTTL", "must be positive")
 	}

@@ -21,11 +21,11 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 	for _, e := range snap.List {
 		cands = append(cands, scheduler.Candidate{Entry: e, Load: e.Load(), Capacity: e.Capacity(), Active: r.deps.Active.Counts(e.Key())})
 	}
-	if len(p.Chain) > 0 {
+	if len(p.IndexChain) > 0 {
 		start := time.Now()
-		for _, o := range r.deps.Index.Match(p.Chain, r.deps.Now(), nil) {
+		for _, o := range r.deps.Index.Match(p.IndexChain, r.deps.Now(), nil) {
 			if i, ok := snap.Index(o.Endpoint); ok {
-				cands[i].CachedBlocks = o.Blocks
+				cands[i].CachedBlocks = o.Blocks * r.stride
 			}
 		}
 		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
@@ -84,8 +84,8 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
 	d.handle = r.addWork(p, d.primary, d.cached, now)
-	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.Chain) > 0 {
-		r.deps.Index.RecordPredicted(d.primary, p.Chain, now)
+	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
+		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
 	}
 	if p.Session != "" {
 		r.sessions.set(p.Session, d.primary, now)
@@ -115,9 +115,9 @@ func (r *Router) publishActive(endpoint string) {
 
 // CachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
 func (r *Router) CachedBlocksOn(p *Prepared, endpoint string) int {
-	for _, o := range r.deps.Index.Match(p.Chain, r.deps.Now(), nil) {
+	for _, o := range r.deps.Index.Match(p.IndexChain, r.deps.Now(), nil) {
 		if o.Endpoint == endpoint {
-			return o.Blocks
+			return o.Blocks * r.stride
 		}
 	}
 	return 0

@@ -27,7 +27,7 @@ func (r *Router) watchMembership() {
 		for _, e := range s.List {
 			next[e.Key()] = true
 			if c := e.Capacity(); c.TotalBlocks > 0 {
-				r.deps.Index.SetCapacity(e.Key(), c.TotalBlocks)
+				r.deps.Index.SetCapacity(e.Key(), max(c.TotalBlocks/r.stride, 1))
 			}
 		}
 		for key := range m.known {

@@ -24,6 +24,9 @@ const maxPooledTokens = 1 << 18
 type Prepared struct {
 	Req       scheduler.Request
 	Chain     []uint64
+	// IndexChain is what the KV index sees: every stride-th block of Chain
+	// (the chain itself at stride 1). Matches on it count stride blocks each.
+	IndexChain []uint64
 	Priority  int
 	Session   string
 	MaxTokens int
@@ -67,6 +70,7 @@ func (r *Router) Prepare(ctx context.Context, in *extproc.RouteInput) (*Prepared
 	p.Req.PromptTokens = len(tokens)
 	p.Chain = kvindex.BlockHashes(make([]uint64, 0, len(tokens)/p.Req.BlockSize), kvindex.Seed(req.Model, p.Req.LoRA, req.CacheSalt), tokens, p.Req.BlockSize)
 	p.Req.Blocks = len(p.Chain)
+	p.IndexChain = sampleChain(p.Chain, r.stride)
 	telemetry.DecisionStage.WithLabelValues("hash").Observe(time.Since(start).Seconds())
 	return p, nil
 }
@@ -89,4 +93,17 @@ func (r *Router) isAdapter(model string) bool {
 		}
 	}
 	return false
+}
+
+// sampleChain returns every stride-th hash of chain (positions stride-1,
+// 2*stride-1, ...); chain itself at stride 1.
+func sampleChain(chain []uint64, stride int) []uint64 {
+	if stride <= 1 {
+		return chain
+	}
+	out := make([]uint64, len(chain)/stride)
+	for i := range out {
+		out[i] = chain[(i+1)*stride-1]
+	}
+	return out
 }

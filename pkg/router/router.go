@@ -49,6 +49,7 @@ type Router struct {
 	reserved *reservations
 	sessions *sessions
 	events   *eventsWatch
+	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
 }
 
 // New builds a router for a validated, defaulted config.
@@ -68,7 +69,10 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		d.Tokenizer = t
 	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
-		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch()}
+		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch(), stride: 1}
+	if cfg.KV.Observation == v1.ObservePredicted {
+		r.stride = max(cfg.KV.PredictedStride, 1)
+	}
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,

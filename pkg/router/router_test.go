@@ -386,3 +386,25 @@ func TestCommitRecordsTheChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictedStride: the predicted index holds every stride-th block, so a repeated prompt is credited in
+// steps of stride blocks.
+func TestPredictedStride(t *testing.T) {
+	prompt := strings.Repeat("abcd", 165) // bytes tokenizer: 165 tokens, 10 full blocks of 16
+	for _, tc := range []struct{ stride, wantTokens int }{{1, 160}, {4, 128}, {16, 0}} {
+		f := newFixture(t, 1, func(c *v1.Config) { c.KV.PredictedStride = tc.stride })
+		first, err := f.route(context.Background(), input(prompt, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := f.route(context.Background(), input(prompt, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := again.(*Decision).CachedTokens(); got != tc.wantTokens {
+			t.Errorf("stride %d: cached %d tokens, want %d", tc.stride, got, tc.wantTokens)
+		}
+		first.Done(nil)
+		again.Done(nil)
+	}
+}
