@@ -22,15 +22,15 @@ const maxPooledTokens = 1 << 18
 // Prepared is a request ready for selection: its block chain and the
 // request-level facts the scheduler needs.
 type Prepared struct {
-	Req       scheduler.Request
-	Chain     []uint64
+	Req   scheduler.Request
+	Chain []uint64
 	// IndexChain is what the KV index sees: every stride-th block of Chain
 	// (the chain itself at stride 1). Matches on it count stride blocks each.
 	IndexChain []uint64
-	Priority  int
-	Session   string
-	MaxTokens int
-	Model     string
+	Priority   int
+	Session    string
+	MaxTokens  int
+	Model      string
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.
