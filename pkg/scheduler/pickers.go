@@ -33,14 +33,52 @@ func byScore(cands []Candidate, scores []float64, rnd Rand) []int {
 	return idx
 }
 
+// topByScore is firstN(byScore(...), n) without sorting everyone: the best n
+// in one pass over a random permutation (earlier wins ties, as in the stable
+// sort). A decision wants 1+fallbacks of 100 or more candidates.
+func topByScore(cands []Candidate, scores []float64, rnd Rand, n int) []int {
+	better := func(i, j int) bool {
+		if scores != nil && scores[i] != scores[j] {
+			return scores[i] > scores[j]
+		}
+		return cands[i].loadSignal() < cands[j].loadSignal()
+	}
+	top := make([]int, 0, n)
+	for _, i := range permutation(len(cands), rnd) {
+		k := len(top)
+		for k > 0 && better(i, top[k-1]) {
+			k--
+		}
+		if k >= n {
+			continue
+		}
+		if len(top) < n {
+			top = append(top, 0)
+		}
+		copy(top[k+1:], top[k:len(top)-1]) // the last falls off when full
+		top[k] = i
+	}
+	return top
+}
+
+// shuffler is a Rand that shuffles in one call (one lock for a locked source
+// instead of one per element).
+type shuffler interface {
+	Shuffle(n int, swap func(i, j int))
+}
+
 func permutation(n int, rnd Rand) []int {
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
 	}
+	swap := func(i, j int) { idx[i], idx[j] = idx[j], idx[i] }
+	if sh, ok := rnd.(shuffler); ok {
+		sh.Shuffle(n, swap)
+		return idx
+	}
 	for i := n - 1; i > 0; i-- {
-		j := rnd.IntN(i + 1)
-		idx[i], idx[j] = idx[j], idx[i]
+		swap(i, rnd.IntN(i+1))
 	}
 	return idx
 }
@@ -51,7 +89,7 @@ type maxScorePicker struct{ name string }
 
 func (p maxScorePicker) Name() string { return p.name }
 func (maxScorePicker) Order(_ *Request, cands []Candidate, scores []float64, rnd Rand, n int) []int {
-	return firstN(byScore(cands, scores, rnd), n)
+	return topByScore(cands, scores, rnd, n)
 }
 
 // softmaxPicker samples the primary with probability proportional to

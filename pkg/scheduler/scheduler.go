@@ -264,6 +264,13 @@ func (l *lockedRand) IntN(n int) int {
 	return l.r.IntN(n)
 }
 
+// Shuffle permutes under one lock.
+func (l *lockedRand) Shuffle(n int, swap func(i, j int)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.r.Shuffle(n, swap)
+}
+
 func (l *lockedRand) Float64() float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -274,6 +281,9 @@ type globalRand struct{}
 
 func (globalRand) IntN(n int) int   { return rand.IntN(n) }
 func (globalRand) Float64() float64 { return rand.Float64() }
+
+// Shuffle permutes with the global source.
+func (globalRand) Shuffle(n int, swap func(i, j int)) { rand.Shuffle(n, swap) }
 
 func newRand(seed int64) Rand {
 	if seed == 0 {
