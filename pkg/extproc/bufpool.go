@@ -25,3 +25,17 @@ func putBody(b []byte) {
 	b = b[:0]
 	bodyPool.Put(&b)
 }
+
+var promptPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// getPrompt returns a buffer for request.ParseInto to render the prompt in (it grows it as needed).
+func getPrompt() *[]byte { return promptPool.Get().(*[]byte) }
+
+// putPrompt returns a prompt buffer to the pool once nothing refers to the Prompt (as putBody).
+func putPrompt(b *[]byte) {
+	if b == nil || cap(*b) > maxPooledBody {
+		return
+	}
+	*b = (*b)[:0]
+	promptPool.Put(b)
+}

@@ -1,9 +1,11 @@
 package extproc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
@@ -31,6 +33,11 @@ func newFakeRouter(eps ...string) *fakeRouter { return &fakeRouter{endpoints: ep
 func (r *fakeRouter) Route(ctx context.Context, in *RouteInput) (Decision, error) {
 	r.mu.Lock()
 	r.last = *in
+	if in.Request != nil { // Prompt and Raw alias pooled buffers that outlive this call only until Done
+		req := *in.Request
+		req.Prompt, req.Raw = strings.Clone(req.Prompt), bytes.Clone(req.Raw)
+		r.last.Request = &req
+	}
 	block, err := r.block, r.err
 	r.mu.Unlock()
 	if block {

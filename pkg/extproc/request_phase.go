@@ -98,7 +98,8 @@ func (st *stream) onRequestTrailers() error {
 // the body echoed in chunks; in buffered mode a body response carrying the decision.
 func (st *stream) finishBody(eos bool) error {
 	st.bodyDone, st.inputEnd = true, time.Now()
-	req, err := request.Parse(st.kind, st.body)
+	st.prompt = getPrompt()
+	req, err := request.ParseInto(st.kind, st.body, st.prompt)
 	if err != nil {
 		return st.reject(err)
 	}

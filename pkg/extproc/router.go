@@ -15,8 +15,8 @@ type Router interface {
 	Route(ctx context.Context, in *RouteInput) (Decision, error) // errors: *apierr.Error (status + type) or other (500)
 }
 
-// RouteInput is what the server hands the Router for one request. Request.Raw aliases a pooled buffer: it is
-// valid until Decision.Done is called (or Route returns an error); copy it to keep it longer.
+// RouteInput is what the server hands the Router for one request. Request.Raw and Request.Prompt alias pooled
+// buffers: they are valid until Decision.Done is called (or Route returns an error); copy them to keep them longer.
 type RouteInput struct {
 	Request       *request.Request  // nil for a body-less request (e.g. GET /v1/models)
 	Path          string            // from :path, or x-original-path when present

@@ -50,6 +50,7 @@ type stream struct {
 	kind            request.Kind
 	headers         map[string]string
 	body            []byte
+	prompt          *[]byte // pooled buffer the parsed Prompt lives in
 	subset          []string
 	subsetPresent   bool
 
@@ -133,12 +134,14 @@ func (st *stream) abort(err error) {
 	st.finish(err, outcomeCanceled, st.resp.status)
 }
 
-// release returns the body buffer to the pool once nothing can reference it: the Decision has ended (or there is
+// release returns the body and prompt buffers to their pools once nothing can reference it: the Decision has ended (or there is
 // none). A decision still open here (cannot happen through Process) keeps its buffer.
 func (st *stream) release() {
 	if st.dec == nil || st.ended {
 		putBody(st.body)
 		st.body = nil
+		putPrompt(st.prompt)
+		st.prompt = nil
 	}
 }
 

@@ -35,6 +35,15 @@ func FuzzParse(f *testing.F) {
 		if diff := compareRequests(got, want); diff != "" {
 			t.Fatalf("kind %v body %q: %s", kind, body, diff)
 		}
+		// ParseInto agrees, with a dirty scratch buffer reused from an earlier parse.
+		scratch := []byte("leftover bytes from an earlier request")
+		into, err := ParseInto(kind, body, &scratch)
+		if err != nil {
+			t.Fatalf("kind %v body %q: ParseInto err %v, Parse ok", kind, body, err)
+		}
+		if diff := compareRequests(into, want); diff != "" {
+			t.Fatalf("ParseInto, kind %v body %q: %s", kind, body, diff)
+		}
 	})
 }
 

@@ -28,7 +28,8 @@ type parser struct {
 	s       scanner
 	req     *Request
 	buf     []byte  // the Prompt being rendered
-	scratch *[]byte // buf's pool entry, nil until growBuf
+	scratch *[]byte // buf's pool entry (or the caller's, when borrowed), nil until growBuf
+	borrow  bool    // scratch is the caller's (ParseInto): Prompt aliases it, nothing goes to the pool
 	instr   []byte  // responses instructions, rendered as a system message
 	errs    [nFields]error
 	seen    [nFields]bool
@@ -52,9 +53,33 @@ func Parse(kind Kind, body []byte) (*Request, error) {
 	default:
 		return nil, apierr.BadRequest("unsupported request kind %v", kind)
 	}
-	p := parser{s: scanner{b: body}, req: &Request{Kind: kind, Raw: body}}
+	return parse(parser{s: scanner{b: body}, req: &Request{Kind: kind, Raw: body}})
+}
+
+// ParseInto is Parse with the prompt rendered into *scratch, which the caller
+// owns and may pass empty: it is grown as needed and keeps its storage for
+// reuse. The returned Request's Prompt aliases *scratch (no copy, no
+// allocation), so it is valid only until the caller reuses or drops scratch.
+// For a hot path that pools its buffers, such as the ext_proc stream.
+func ParseInto(kind Kind, body []byte, scratch *[]byte) (*Request, error) {
+	switch kind {
+	case KindModels:
+		return &Request{Kind: kind, Raw: body}, nil
+	case KindCompletions, KindChatCompletions, KindResponses, KindEmbeddings:
+	default:
+		return nil, apierr.BadRequest("unsupported request kind %v", kind)
+	}
+	return parse(parser{s: scanner{b: body}, req: &Request{Kind: kind, Raw: body}, scratch: scratch, borrow: true})
+}
+
+func parse(p parser) (*Request, error) {
 	err := p.parse()
-	if p.scratch != nil {
+	switch {
+	case p.borrow:
+		if p.buf != nil {
+			*p.scratch = p.buf[:0] // grown storage stays with the caller; Prompt may point into it
+		}
+	case p.scratch != nil:
 		putScratch(p.scratch, p.buf)
 	}
 	if err != nil {
@@ -208,6 +233,9 @@ func firstNonZero(v []int) int {
 func (p *parser) prompt() string {
 	if p.seen[fInstructions] {
 		return string(p.instr) + string(p.buf)
+	}
+	if p.borrow {
+		return unsafe.String(unsafe.SliceData(p.buf), len(p.buf))
 	}
 	if b := p.buf; cap(b) > maxPooled && cap(b)-len(b) <= len(b)/4 {
 		p.buf = nil

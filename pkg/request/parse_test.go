@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -263,5 +264,30 @@ func TestKindForPath(t *testing.T) {
 		if !errors.As(err, &ae) || ae.Status != 404 || !strings.Contains(ae.Message, path) {
 			t.Errorf("KindForPath(%q): err = %v, want a 404 naming the path", path, err)
 		}
+	}
+}
+
+// TestParseIntoAliasesScratch: ParseInto renders the prompt into the caller's buffer (grown when short) and the
+// Prompt points into it; a later ParseInto with the same buffer reuses its storage.
+func TestParseIntoAliasesScratch(t *testing.T) {
+	var scratch []byte
+	body := []byte(`{"model":"m","prompt":"hello \"world\" 日本","user":"a long enough body for the next one"}`)
+	r, err := ParseInto(KindCompletions, body, &scratch)
+	if err != nil || r.Prompt != `hello "world" 日本` {
+		t.Fatalf("ParseInto = %+v, %v", r, err)
+	}
+	if cap(scratch) < len(r.Prompt) || unsafe.StringData(r.Prompt) != unsafe.SliceData(scratch[:1]) {
+		t.Fatal("Prompt does not alias the caller's scratch")
+	}
+	storage := unsafe.SliceData(scratch[:1])
+	r2, err := ParseInto(KindChatCompletions, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), &scratch)
+	if err != nil || unsafe.SliceData(scratch[:1]) != storage {
+		t.Fatalf("second ParseInto: %v, storage reused %v", err, unsafe.SliceData(scratch[:1]) == storage)
+	}
+	if want, _ := Parse(KindChatCompletions, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)); r2.Prompt != want.Prompt {
+		t.Fatalf("ParseInto prompt %q, Parse %q", r2.Prompt, want.Prompt)
+	}
+	if _, err := ParseInto(KindCompletions, []byte(`{"model":`), &scratch); err == nil {
+		t.Fatal("malformed body accepted")
 	}
 }

@@ -42,8 +42,13 @@ func (l loc) String() string {
 // prompt is rarely longer than its JSON) and empties it. The buffer is
 // pooled scratch; see scratch.go.
 func (p *parser) growBuf() {
-	if p.scratch == nil {
-		p.scratch = getScratch(len(p.s.b))
+	if p.buf == nil {
+		switch {
+		case p.scratch == nil:
+			p.scratch = getScratch(len(p.s.b))
+		case cap(*p.scratch) < len(p.s.b):
+			*p.scratch = make([]byte, 0, len(p.s.b))
+		}
 		p.buf = *p.scratch
 	}
 	p.buf = p.buf[:0]
