@@ -24,7 +24,7 @@ type fakeRouter struct {
 	next      int
 	last      RouteInput // the latest input (only that one: benchmarks route thousands of large prompts)
 	decisions []*fakeDecision
-	noRecord  bool   // benchmarks: keep no decisions
+	noRecord  bool   // benchmarks: keep no decisions and no last input
 	onCommit  func() // called by each Decision's Commit (tests inspect the stream at that point)
 }
 
@@ -32,11 +32,13 @@ func newFakeRouter(eps ...string) *fakeRouter { return &fakeRouter{endpoints: ep
 
 func (r *fakeRouter) Route(ctx context.Context, in *RouteInput) (Decision, error) {
 	r.mu.Lock()
-	r.last = *in
-	if in.Request != nil { // Prompt and Raw alias pooled buffers that outlive this call only until Done
-		req := *in.Request
-		req.Prompt, req.Raw = strings.Clone(req.Prompt), bytes.Clone(req.Raw)
-		r.last.Request = &req
+	if !r.noRecord {
+		r.last = *in
+		if in.Request != nil { // Prompt and Raw alias pooled buffers that outlive this call only until Done
+			req := *in.Request
+			req.Prompt, req.Raw = strings.Clone(req.Prompt), bytes.Clone(req.Raw)
+			r.last.Request = &req
+		}
 	}
 	block, err := r.block, r.err
 	r.mu.Unlock()
