@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"runtime/debug"
 	"testing"
 	"time"
 
-	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/internal/testutil"
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
-	"github.com/kvpick/kvpick/pkg/gctune"
 	"github.com/kvpick/kvpick/pkg/request"
 )
 
@@ -24,7 +21,7 @@ import (
 // decision received. Prompts are about 8,000 approximate tokens, half shared
 // by a group so the index holds matches.
 func BenchmarkRealDecision(b *testing.B) {
-	defaultGC(b)
+	testutil.DefaultGC(b)
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
 			testutil.StreamBench(b, startPicker(b, n, nil).client)
@@ -36,7 +33,7 @@ func BenchmarkRealDecision(b *testing.B) {
 // the same stream and bodies with a router that does nothing (the body is
 // still parsed). RealDecision minus this is the cost of deciding.
 func BenchmarkNopRouterStream(b *testing.B) {
-	defaultGC(b)
+	testutil.DefaultGC(b)
 	srv := extproc.NewServer(nopRouter{}, extproc.Options{})
 	srv.SetReady(true)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -59,7 +56,7 @@ func BenchmarkNopRouterStream(b *testing.B) {
 // routed at the headers phase): what gRPC on loopback costs before any
 // parsing or scoring.
 func BenchmarkTransportFloor(b *testing.B) {
-	defaultGC(b)
+	testutil.DefaultGC(b)
 	p := startPicker(b, 100, nil)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
@@ -79,15 +76,6 @@ func BenchmarkTransportFloor(b *testing.B) {
 	}
 	b.StopTimer()
 	testutil.ReportPercentiles(b, "", lat)
-}
-
-// defaultGC runs the benchmark under the collector settings kvpick applies at
-// start with the default config (server.gcPercent), as the process does.
-func defaultGC(b *testing.B) {
-	old, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
-	debug.SetGCPercent(old)
-	gctune.Apply(v1.Default().Server.GCPercent, 0, gctune.CgroupRoot)
-	b.Cleanup(func() { debug.SetGCPercent(old); debug.SetMemoryLimit(oldLimit) })
 }
 
 // nopRouter routes everything to one endpoint and keeps no state.
