@@ -2,6 +2,7 @@ package extproc
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -119,6 +120,9 @@ func (st *stream) finishBody(eos bool) error {
 // is not on the request's path; a failed send leaves the stream to abort (Done only).
 func (st *stream) commit(sendErr error) error {
 	if sendErr == nil && st.dec != nil && !st.ended {
+		// Send only queued the answer for gRPC's writer goroutine, which this goroutine just readied: yield so it
+		// writes the answer now rather than after the bookkeeping (with one P it could not run before).
+		runtime.Gosched()
 		st.dec.Commit()
 	}
 	return sendErr
