@@ -29,7 +29,7 @@ demo: build
 
 ## bench: decision-path and component benchmarks, then a routing comparison
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./pkg/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./pkg/... ./test/integration
 	$(BIN)/routebench -scenario brief -out out/bench || $(GO) run ./cmd/routebench -scenario brief -out out/bench
 
 ## fuzz: run every fuzz target for FUZZTIME each
