@@ -15,6 +15,7 @@ build:
 test: fmt-check vet
 	$(GO) mod download
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
 
 vet:
 	$(GO) vet $(PKGS)
