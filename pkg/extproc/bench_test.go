@@ -2,7 +2,6 @@ package extproc
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -10,11 +9,16 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/go-logr/logr"
+
+	"github.com/kvpick/kvpick/internal/testutil"
 )
 
-// BenchmarkDecisionStream is one full request over real gRPC on loopback: headers + an 8,000-token prompt (~32 KB)
-// streamed in 16 KB chunks and echoed, the decision, then response headers and three SSE chunks.
+// BenchmarkDecisionStream is one full request over real gRPC on loopback with the fake router: headers + an
+// 8,000-token prompt (~32 KB) streamed in 16 KB chunks and echoed, the decision, then response headers and three SSE
+// chunks, each answered. p50/p99: the whole lifecycle; decision-p50/p99: last body byte to decision. The real
+// router's figures are test/integration's BenchmarkRealDecision.
 func BenchmarkDecisionStream(b *testing.B) {
+	testutil.DefaultGC(b)
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
 			eps := make([]string, n)
@@ -26,7 +30,7 @@ func BenchmarkDecisionStream(b *testing.B) {
 			h := startHarness(b, r, Options{Log: logr.Discard()}, nil, nil)
 			req := streamedReq(completion("m", longPrompt(8000)), 16384)
 			ctx := testCtx(b)
-			lat := make([]time.Duration, 0, b.N)
+			lat, decided := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
 			b.SetBytes(int64(len(req.Body)))
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -42,21 +46,12 @@ func BenchmarkDecisionStream(b *testing.B) {
 				if err := st.Close(); err != nil {
 					b.Fatal(err)
 				}
-				lat = append(lat, time.Since(t0))
+				lat, decided = append(lat, time.Since(t0)), append(decided, res.DecisionLatency)
 			}
-			reportPercentiles(b, lat)
+			testutil.ReportPercentiles(b, "", lat)
+			testutil.ReportPercentiles(b, "decision-", decided)
 		})
 	}
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
 }
 
 // BenchmarkDecisionBody220KB is the picker's body handling alone (in-memory stream, no gRPC): accumulate a
