@@ -23,30 +23,26 @@ type Rand interface {
 // random (a random permutation is sorted stably).
 func byScore(cands []Candidate, scores []float64, rnd Rand) []int {
 	idx := permutation(len(cands), rnd)
-	sort.SliceStable(idx, func(a, b int) bool {
-		i, j := idx[a], idx[b]
-		if scores != nil && scores[i] != scores[j] {
-			return scores[i] > scores[j]
-		}
-		return cands[i].loadSignal() < cands[j].loadSignal()
-	})
+	sort.SliceStable(idx, func(a, b int) bool { return ranksAbove(cands, scores, idx[a], idx[b]) })
 	return idx
+}
+
+// ranksAbove orders two candidates: higher score first, then lower load.
+func ranksAbove(cands []Candidate, scores []float64, i, j int) bool {
+	if scores != nil && scores[i] != scores[j] {
+		return scores[i] > scores[j]
+	}
+	return cands[i].loadSignal() < cands[j].loadSignal()
 }
 
 // topByScore is firstN(byScore(...), n) without sorting everyone: the best n
 // in one pass over a random permutation (earlier wins ties, as in the stable
 // sort). A decision wants 1+fallbacks of 100 or more candidates.
 func topByScore(cands []Candidate, scores []float64, rnd Rand, n int) []int {
-	better := func(i, j int) bool {
-		if scores != nil && scores[i] != scores[j] {
-			return scores[i] > scores[j]
-		}
-		return cands[i].loadSignal() < cands[j].loadSignal()
-	}
 	top := make([]int, 0, n)
 	for _, i := range permutation(len(cands), rnd) {
 		k := len(top)
-		for k > 0 && better(i, top[k-1]) {
+		for k > 0 && ranksAbove(cands, scores, i, top[k-1]) {
 			k--
 		}
 		if k >= n {
