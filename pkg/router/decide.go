@@ -68,7 +68,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	}
 	primary := &chosen[0]
 	d := &Decision{r: r, p: p, primary: primary.Key(), cachedBlocks: primary.CachedBlocks,
-		cached: primary.CachedTokens(&p.Req), endpoints: make([]string, len(chosen))}
+		endpoints: make([]string, len(chosen))}
 	for i := range chosen {
 		d.endpoints[i] = chosen[i].Key()
 	}
@@ -83,7 +83,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 // reservation, which the active work now replaces.
 func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
-	d.handle = r.addWork(p, d.primary, d.cached, now)
+	d.handle = r.addWork(p, d.primary, d.CachedTokens(), now)
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
 		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
 	}

@@ -20,7 +20,6 @@ type Decision struct {
 	p            *Prepared
 	primary      string
 	cachedBlocks int
-	cached       int
 	endpoints    []string
 	headers      []extproc.HeaderValue
 
@@ -39,7 +38,7 @@ func (d *Decision) Headers() []extproc.HeaderValue { return d.headers }
 func (d *Decision) Prepared() *Prepared { return d.p }
 
 // CachedTokens is the prefix the primary endpoint was believed to hold.
-func (d *Decision) CachedTokens() int { return d.cached }
+func (d *Decision) CachedTokens() int { return d.p.cachedTokens(d.cachedBlocks) }
 
 // Commit records the choice (active work, predicted cache, session pin).
 // Route's caller calls it once the answer has been written; Decide commits
@@ -67,8 +66,7 @@ func (d *Decision) Served(endpoint string) {
 	old := d.handle.Endpoint()
 	d.handle.Free()
 	d.r.publishActive(old)
-	cached := min(d.r.CachedBlocksOn(d.p, endpoint)*d.p.Req.BlockSize, d.p.Req.PromptTokens)
-	d.handle = d.r.addWork(d.p, endpoint, cached, d.r.deps.Now())
+	d.handle = d.r.addWork(d.p, endpoint, d.p.cachedTokens(d.r.CachedBlocksOn(d.p, endpoint)), d.r.deps.Now())
 }
 
 // FirstToken marks the prefill done.

@@ -95,6 +95,11 @@ func (r *Router) isAdapter(model string) bool {
 	return false
 }
 
+// cachedTokens is the prompt prefix that blocks cached leading blocks cover.
+func (p *Prepared) cachedTokens(blocks int) int {
+	return min(blocks*p.Req.BlockSize, p.Req.PromptTokens)
+}
+
 // sampleChain returns every stride-th hash of chain (positions stride-1,
 // 2*stride-1, ...); chain itself at stride 1.
 func sampleChain(chain []uint64, stride int) []uint64 {
