@@ -164,8 +164,19 @@ func (t *Tracker) counter(endpoint string) *counter {
 	return c
 }
 
-// Add accounts a request dispatched to endpoint and returns its handle.
+// Add accounts a request dispatched to endpoint and returns its handle: Start
+// and Hold in one.
 func (t *Tracker) Add(endpoint string, w Work, now time.Time) *Handle {
+	h := t.Start(endpoint, w, now)
+	h.Hold()
+	return h
+}
+
+// Start accounts the cheap part of a dispatch at once: the request, its
+// prefill tokens and its private blocks. Its shared prompt blocks (map writes
+// per segment) wait for Hold, so a caller can put them after its answer while
+// concurrent decisions already see the request's load.
+func (t *Tracker) Start(endpoint string, w Work, now time.Time) *Handle {
 	if w.BlockSize <= 0 {
 		w.BlockSize = 16
 	}
@@ -174,7 +185,7 @@ func (t *Tracker) Add(endpoint string, w Work, now time.Time) *Handle {
 	h.private = h.privateBlocks(max(w.ExpectedOutput, 0))
 	h.last.Store(now.UnixNano())
 	h.c.prefill.Add(h.prefill)
-	h.c.decode.Add(h.private + h.c.hold(w.Blocks))
+	h.c.decode.Add(h.private)
 	h.c.reqs.Add(1)
 	t.total.Add(1)
 	t.mu.Lock()

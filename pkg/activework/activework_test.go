@@ -158,3 +158,29 @@ func TestSegmentCounting(t *testing.T) {
 		})
 	}
 }
+
+// TestStartThenHold: Start counts the request and its prefill at once; the shared prompt blocks land with Hold,
+// and Free releases exactly what was counted whether or not Hold ran.
+func TestStartThenHold(t *testing.T) {
+	shared := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	w := Work{PromptTokens: 170, UncachedTokens: 170, ExpectedOutput: 16, BlockSize: 16, Blocks: shared}
+	for _, hold := range []bool{true, false} {
+		tr := New(time.Minute, nil)
+		h := tr.Start("e", w, time.Unix(0, 0))
+		if got, want := tr.Counts("e"), (Counts{PrefillTokens: 170, DecodeBlocks: 2, Requests: 1}); got != want {
+			t.Fatalf("after Start: %+v, want %+v", got, want)
+		}
+		if hold {
+			h.Hold()
+			h.Hold() // idempotent
+			if got := tr.Counts("e").DecodeBlocks; got != 12 {
+				t.Fatalf("after Hold: %d blocks, want 12", got)
+			}
+		}
+		h.Free()
+		h.Hold() // after Free: nothing
+		if c := tr.Counts("e"); c != (Counts{}) || tr.InFlight() != 0 {
+			t.Fatalf("hold=%v: leak %+v, in flight %d", hold, c, tr.InFlight())
+		}
+	}
+}

@@ -18,6 +18,7 @@ type Handle struct {
 	mu      sync.Mutex
 	prefill int64 // still counted as prefill
 	private int64 // blocks only this request holds: the partial prompt block and the output
+	held    bool  // the shared prompt blocks are counted (Hold)
 	freed   bool
 }
 
@@ -56,6 +57,18 @@ func (h *Handle) Progress(generated int, now time.Time) {
 	}
 }
 
+// Hold counts the request's shared prompt blocks (see Start). Idempotent;
+// nothing after Free.
+func (h *Handle) Hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.freed || h.held {
+		return
+	}
+	h.held = true
+	h.c.decode.Add(h.c.hold(h.w.Blocks))
+}
+
 // Free releases everything the request holds. Idempotent.
 func (h *Handle) Free() {
 	h.mu.Lock()
@@ -65,7 +78,10 @@ func (h *Handle) Free() {
 	}
 	h.freed = true
 	h.c.prefill.Add(-h.prefill)
-	h.c.decode.Add(-h.private - h.c.release(h.w.Blocks))
+	h.c.decode.Add(-h.private)
+	if h.held {
+		h.c.decode.Add(-h.c.release(h.w.Blocks))
+	}
 	h.c.reqs.Add(-1)
 	h.prefill, h.private = 0, 0
 	h.mu.Unlock()

@@ -49,8 +49,10 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 	return d, nil
 }
 
-// choose picks endpoints for p with fresh state. The choice is not yet
-// accounted: Commit records it.
+// choose picks endpoints for p with fresh state and starts its active work
+// on the primary (the request and its prefill tokens: what concurrent
+// decisions and the busy filter must see at once; this replaces the admission
+// reservation). The rest of the bookkeeping waits for Commit.
 func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if p.Session != "" {
 		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
@@ -75,15 +77,17 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if r.cfg.Router.WorkerHeaders {
 		d.headers = workerHeaders(primary)
 	}
+	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), r.deps.Now())
+	r.reserved.release(p)
 	return d, nil
 }
 
-// commit records d's choice: active work on the primary, the predicted cache
-// (on the predicted path), the session pin; then drops the admission
-// reservation, which the active work now replaces.
+// commit records the rest of d's choice: the shared prompt blocks of its
+// active work, the predicted cache (on the predicted path), the session pin,
+// the hit ratio and the active-work gauges.
 func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
-	d.handle = r.addWork(p, d.primary, d.CachedTokens(), now)
+	d.handle.Hold()
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
 		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
 	}
@@ -94,15 +98,13 @@ func (r *Router) commit(d *Decision) {
 		telemetry.KVHitRatio.WithLabelValues(r.deps.Pool, r.cfg.KV.Observation).
 			Observe(float64(min(d.cachedBlocks, p.Req.Blocks)) / float64(p.Req.Blocks))
 	}
-	r.reserved.release(p)
+	r.publishActive(d.primary)
 }
 
-func (r *Router) addWork(p *Prepared, endpoint string, cached int, now time.Time) *activework.Handle {
-	h := r.deps.Active.Add(endpoint, activework.Work{PromptTokens: p.Req.PromptTokens,
-		UncachedTokens: p.Req.PromptTokens - cached, ExpectedOutput: p.MaxTokens, BlockSize: p.Req.BlockSize,
-		Blocks: p.Chain}, now)
-	r.publishActive(endpoint)
-	return h
+// work is p's active work on an endpoint believed to hold cached tokens of it.
+func (r *Router) work(p *Prepared, cached int) activework.Work {
+	return activework.Work{PromptTokens: p.Req.PromptTokens, UncachedTokens: p.Req.PromptTokens - cached,
+		ExpectedOutput: p.MaxTokens, BlockSize: p.Req.BlockSize, Blocks: p.Chain}
 }
 
 // publishActive mirrors an endpoint's active work into its gauges.

@@ -23,9 +23,10 @@ type Decision struct {
 	endpoints    []string
 	headers      []extproc.HeaderValue
 
-	mu     sync.Mutex
-	handle *activework.Handle // nil until committed
-	done   bool
+	mu        sync.Mutex
+	handle    *activework.Handle // started by choose
+	committed bool
+	done      bool
 }
 
 // Endpoints is the ordered destination list, primary first.
@@ -40,16 +41,18 @@ func (d *Decision) Prepared() *Prepared { return d.p }
 // CachedTokens is the prefix the primary endpoint was believed to hold.
 func (d *Decision) CachedTokens() int { return d.p.cachedTokens(d.cachedBlocks) }
 
-// Commit records the choice (active work, predicted cache, session pin).
-// Route's caller calls it once the answer has been written; Decide commits
-// itself. Lifecycle calls before Commit are ignored, and Done without Commit
-// only drops the admission reservation. Idempotent.
+// Commit records the rest of the choice (shared blocks of the active work,
+// predicted cache, session pin); the request and its prefill were counted
+// when it was chosen. Route's caller calls it once the answer has been
+// written; Decide commits itself. Lifecycle calls before Commit are ignored,
+// and Done without Commit frees what choosing counted. Idempotent.
 func (d *Decision) Commit() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.done || d.handle != nil {
+	if d.done || d.committed {
 		return
 	}
+	d.committed = true
 	d.r.commit(d)
 }
 
@@ -60,20 +63,22 @@ func (d *Decision) Commit() {
 func (d *Decision) Served(endpoint string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.done || d.handle == nil || endpoint == d.handle.Endpoint() || !slices.Contains(d.endpoints, endpoint) {
+	if d.done || !d.committed || endpoint == d.handle.Endpoint() || !slices.Contains(d.endpoints, endpoint) {
 		return
 	}
 	old := d.handle.Endpoint()
 	d.handle.Free()
 	d.r.publishActive(old)
-	d.handle = d.r.addWork(d.p, endpoint, d.p.cachedTokens(d.r.CachedBlocksOn(d.p, endpoint)), d.r.deps.Now())
+	w := d.r.work(d.p, d.p.cachedTokens(d.r.CachedBlocksOn(d.p, endpoint)))
+	d.handle = d.r.deps.Active.Add(endpoint, w, d.r.deps.Now())
+	d.r.publishActive(endpoint)
 }
 
 // FirstToken marks the prefill done.
 func (d *Decision) FirstToken() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done && d.handle != nil {
+	if !d.done && d.committed {
 		d.handle.PrefillDone(d.r.deps.Now())
 		d.r.publishActive(d.handle.Endpoint())
 	}
@@ -83,7 +88,7 @@ func (d *Decision) FirstToken() {
 func (d *Decision) Progress(completionTokens int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done && d.handle != nil {
+	if !d.done && d.committed {
 		d.handle.Progress(completionTokens, d.r.deps.Now())
 	}
 }
@@ -103,10 +108,6 @@ func (d *Decision) Done(error) {
 		return
 	}
 	d.done = true
-	if d.handle == nil {
-		d.r.reserved.release(d.p)
-		return
-	}
 	d.handle.Free()
 	d.r.publishActive(d.handle.Endpoint())
 }

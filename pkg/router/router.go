@@ -105,12 +105,11 @@ func (r *Router) Close() {
 	}
 }
 
-// Route implements extproc.Router: prepare, wait for admission, choose. The
-// bookkeeping (active work, predicted cache, session pin) waits for the
-// Decision's Commit, which the ext_proc stream calls after writing the answer:
-// it is off the request's path, at the price of a window of microseconds in
-// which concurrent decisions do not see this one. The admission reservation
-// covers that window for queued requests.
+// Route implements extproc.Router: prepare, wait for admission, choose.
+// Choosing counts the request and its prefill tokens on the primary at once,
+// so concurrent decisions, the busy filter and admission see it; the heavier
+// bookkeeping (shared blocks, predicted cache, session pin) waits for the
+// Decision's Commit, which the ext_proc stream calls after writing the answer.
 func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
 	p, err := r.Prepare(ctx, in)
 	if err != nil {

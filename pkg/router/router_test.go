@@ -355,8 +355,9 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	}
 }
 
-// TestCommitRecordsTheChoice: Route only chooses; the work lands when the stream commits, and a decision that
-// ends before its commit leaves nothing behind.
+// TestCommitRecordsTheChoice: Route counts the request and its prefill on the primary at once (concurrent
+// decisions must see it); the rest lands when the stream commits, and a decision that ends before its commit
+// leaves nothing behind.
 func TestCommitRecordsTheChoice(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		f := newFixture(t, 2, nil)
@@ -366,13 +367,16 @@ func TestCommitRecordsTheChoice(t *testing.T) {
 		}
 		ep := d.Endpoints()[0]
 		d.FirstToken() // before Commit: ignored
-		if n := f.active.InFlight(); n != 0 {
-			t.Fatalf("in flight before commit = %d", n)
+		if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 {
+			t.Fatalf("chosen, not committed: %+v, want the request and its prefill counted", c)
+		}
+		if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got != 0 {
+			t.Fatalf("predicted cache recorded before commit: %d blocks", got)
 		}
 		if commit {
 			d.Commit()
 			d.Commit() // idempotent
-			if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 {
+			if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 || c.DecodeBlocks == 0 {
 				t.Fatalf("after commit: %+v", c)
 			}
 			if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
@@ -381,9 +385,38 @@ func TestCommitRecordsTheChoice(t *testing.T) {
 		}
 		d.Done(nil)
 		d.Commit() // after Done: ignored
-		if n := f.active.InFlight(); n != 0 {
-			t.Fatalf("commit=%v: in flight after Done = %d", commit, n)
+		if c := f.active.Counts(ep); f.active.InFlight() != 0 || c != (activework.Counts{}) {
+			t.Fatalf("commit=%v: after Done %+v, in flight %d", commit, c, f.active.InFlight())
 		}
+	}
+}
+
+// TestChosenBeforeCommitIsSeen: a decision chosen but not yet committed already counts against its endpoint, so
+// a burst does not herd onto one endpoint and a busy threshold holds in the gap.
+func TestChosenBeforeCommitIsSeen(t *testing.T) {
+	f := newFixture(t, 2, func(c *v1.Config) {
+		c.Router.Mode = v1.ModeLeastLoaded
+		n := 100
+		c.Router.Busy.ActivePrefillTokens = &n
+	})
+	var ds []extproc.Decision
+	seen := map[string]bool{}
+	for i := range 2 {
+		d, err := f.r.Route(context.Background(), input(words(fmt.Sprint("doc", i), 300), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[d.Endpoints()[0]] = true
+		ds = append(ds, d)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("two uncommitted decisions on %v: the first was not seen by the second", seen)
+	}
+	if _, err := f.r.Route(context.Background(), input("small", nil)); err == nil {
+		t.Fatal("both endpoints past the busy threshold before commit, yet a third request was routed")
+	}
+	for _, d := range ds {
+		d.Done(nil)
 	}
 }
 
