@@ -49,10 +49,12 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 	return d, nil
 }
 
-// choose picks endpoints for p with fresh state and starts its active work
-// on the primary (the request and its prefill tokens: what concurrent
-// decisions and the busy filter must see at once; this replaces the admission
-// reservation). The rest of the bookkeeping waits for Commit.
+// choose picks endpoints for p with fresh state and records at once what the
+// next decision reads: the request and its prefill tokens on the primary
+// (replacing the admission reservation) and, on the predicted path, the
+// prefix it will cache there (about 2 µs; without it a burst sharing a prefix
+// spreads before the first commit). The rest of the bookkeeping waits for
+// Commit. A decision never committed leaves its predicted entry to expire.
 func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if p.Session != "" {
 		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
@@ -77,20 +79,20 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if r.cfg.Router.WorkerHeaders {
 		d.headers = workerHeaders(primary)
 	}
-	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), r.deps.Now())
+	now := r.deps.Now()
+	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.reserved.release(p)
+	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
+		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
+	}
 	return d, nil
 }
 
 // commit records the rest of d's choice: the shared prompt blocks of its
-// active work, the predicted cache (on the predicted path), the session pin,
-// the hit ratio and the active-work gauges.
+// active work, the session pin, the hit ratio and the active-work gauges.
 func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
 	d.handle.Hold()
-	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
-		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
-	}
 	if p.Session != "" {
 		r.sessions.set(p.Session, d.primary, now)
 	}

@@ -42,8 +42,8 @@ func (d *Decision) Prepared() *Prepared { return d.p }
 func (d *Decision) CachedTokens() int { return d.p.cachedTokens(d.cachedBlocks) }
 
 // Commit records the rest of the choice (shared blocks of the active work,
-// predicted cache, session pin); the request and its prefill were counted
-// when it was chosen. Route's caller calls it once the answer has been
+// session pin, metrics); the request, its prefill and its predicted prefix
+// were recorded when it was chosen. Route's caller calls it once the answer has been
 // written; Decide commits itself. Lifecycle calls before Commit are ignored,
 // and Done without Commit frees what choosing counted. Idempotent.
 func (d *Decision) Commit() {

@@ -106,10 +106,11 @@ func (r *Router) Close() {
 }
 
 // Route implements extproc.Router: prepare, wait for admission, choose.
-// Choosing counts the request and its prefill tokens on the primary at once,
-// so concurrent decisions, the busy filter and admission see it; the heavier
-// bookkeeping (shared blocks, predicted cache, session pin) waits for the
-// Decision's Commit, which the ext_proc stream calls after writing the answer.
+// Choosing records what concurrent decisions read (the request, its prefill
+// tokens and its predicted prefix on the primary), so the load view, the busy
+// filter and admission see it at once; the rest of the bookkeeping (shared
+// blocks, session pin, metrics) waits for the Decision's Commit, which the
+// ext_proc stream calls after writing the answer.
 func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
 	p, err := r.Prepare(ctx, in)
 	if err != nil {

@@ -355,9 +355,9 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	}
 }
 
-// TestCommitRecordsTheChoice: Route counts the request and its prefill on the primary at once (concurrent
-// decisions must see it); the rest lands when the stream commits, and a decision that ends before its commit
-// leaves nothing behind.
+// TestCommitRecordsTheChoice: Route records the request, its prefill and its predicted prefix on the primary at
+// once (concurrent decisions must see them); the rest lands when the stream commits, and a decision that ends
+// before its commit leaves no active work behind.
 func TestCommitRecordsTheChoice(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		f := newFixture(t, 2, nil)
@@ -370,17 +370,15 @@ func TestCommitRecordsTheChoice(t *testing.T) {
 		if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 {
 			t.Fatalf("chosen, not committed: %+v, want the request and its prefill counted", c)
 		}
-		if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got != 0 {
-			t.Fatalf("predicted cache recorded before commit: %d blocks", got)
+		if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
+			t.Fatal("predicted cache not recorded when chosen")
 		}
+		blocks := f.active.Counts(ep).DecodeBlocks
 		if commit {
 			d.Commit()
 			d.Commit() // idempotent
-			if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 || c.DecodeBlocks == 0 {
-				t.Fatalf("after commit: %+v", c)
-			}
-			if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
-				t.Fatal("predicted cache not recorded at commit")
+			if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 || c.DecodeBlocks <= blocks {
+				t.Fatalf("after commit: %+v, want shared blocks added to %d", c, blocks)
 			}
 		}
 		d.Done(nil)
@@ -440,4 +438,24 @@ func TestPredictedStride(t *testing.T) {
 		first.Done(nil)
 		again.Done(nil)
 	}
+}
+
+// TestBurstSharingAPrefixSeesTheFirst: the second of two requests sharing a long prefix, chosen before the first
+// commits, already sees the prefix predicted on the first one's endpoint.
+func TestBurstSharingAPrefixSeesTheFirst(t *testing.T) {
+	f := newFixture(t, 4, nil)
+	prefix := words("shared", 2000)
+	first, err := f.r.Route(context.Background(), input(prefix+words("a", 50), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.r.Route(context.Background(), input(prefix+words("b", 50), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := second.(*Decision).CachedTokens(); got == 0 {
+		t.Fatal("second request saw no cached prefix before the first committed")
+	}
+	first.Done(nil)
+	second.Done(nil)
 }
