@@ -11,9 +11,11 @@ import (
 // request has active prefill tokens at or under threshold x max batched
 // tokens and is not past a busy threshold. (Busy endpoints count as full:
 // with queueing on, a fleet that is all busy holds requests in the queue,
-// bounded by its length and wait, instead of answering 503 at once.) Following the queue's reservation contract, it reserves the
-// request's prompt tokens on that endpoint until it is chosen (active work then counts it), so
-// several queued requests do not pass on the same free capacity.
+// bounded by its length and wait, instead of answering 503 at once.)
+// Following the queue's reservation contract, it reserves the request's
+// prompt tokens on that endpoint until it is chosen (active work counts it
+// from then), so several queued requests do not pass on the same free
+// capacity.
 func (r *Router) canDispatch(it *admission.Item) bool {
 	p := it.Value.(*Prepared)
 	eligible, err := r.sched.Eligible(&p.Req, r.Candidates(p))

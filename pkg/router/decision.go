@@ -43,9 +43,9 @@ func (d *Decision) CachedTokens() int { return d.p.cachedTokens(d.cachedBlocks) 
 
 // Commit records the rest of the choice (shared blocks of the active work,
 // session pin, metrics); the request, its prefill and its predicted prefix
-// were recorded when it was chosen. Route's caller calls it once the answer has been
-// written; Decide commits itself. Lifecycle calls before Commit are ignored,
-// and Done without Commit frees what choosing counted. Idempotent.
+// were recorded when it was chosen. Route's caller calls it once the answer
+// has been written; Decide commits itself. Lifecycle calls before Commit are
+// ignored, and Done without Commit frees what choosing counted. Idempotent.
 func (d *Decision) Commit() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
