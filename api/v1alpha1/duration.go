@@ -15,16 +15,22 @@ func D(d time.Duration) Duration { return Duration{d} }
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 
-// UnmarshalJSON accepts a duration string; a bare number is rejected because its unit would be a guess.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("duration must be a string like \"120s\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
+// UnmarshalText parses a duration string. A bare number is rejected because its unit would be a guess.
+// The error names the value; the decoder adds the field path.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return err
+		return fmt.Errorf("want a duration such as \"120s\", \"1m30s\" or \"500ms\" (units ns, us, ms, s, m, h), got %q", b)
 	}
 	d.Duration = v
 	return nil
+}
+
+// UnmarshalJSON accepts a duration string, for callers that hold the config as JSON.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"120s\", got %s", b)
+	}
+	return d.UnmarshalText([]byte(s))
 }

@@ -3,21 +3,26 @@ package v1alpha1
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
-	"sigs.k8s.io/yaml"
+	"github.com/kvpick/kvpick/internal/strictyaml"
 )
 
-// Parse decodes a YAML config strictly (unknown fields are errors) without
-// applying defaults, so callers can tell what the file set.
+// Parse decodes a YAML config strictly without applying defaults, so callers
+// can tell what the file set. Keys are case-sensitive; unknown keys and values
+// of the wrong kind are errors. Every problem is reported, one per line, each
+// with its field path and line.
 func Parse(data []byte) (*Config, error) {
 	c := &Config{}
-	if err := yaml.UnmarshalStrict(data, c); err != nil {
-		return nil, fmt.Errorf("decode config: %w", err)
+	if err := strictyaml.Decode(data, c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
 // LoadFile reads and parses path; an empty path gives an empty Config.
+// Relative file paths inside the config resolve against the config file's
+// folder, so a config and the files it names can move together.
 func LoadFile(path string) (*Config, error) {
 	if path == "" {
 		return &Config{}, nil
@@ -28,7 +33,17 @@ func LoadFile(path string) (*Config, error) {
 	}
 	c, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("config file %s:\n%w", path, err)
 	}
+	c.resolvePaths(filepath.Dir(path))
 	return c, nil
+}
+
+// resolvePaths makes the config's relative file paths relative to dir.
+func (c *Config) resolvePaths(dir string) {
+	for _, p := range []*string{&c.Endpoints.File, &c.Server.CertFile, &c.Server.KeyFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
 }

@@ -56,7 +56,7 @@ func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("routebench", flag.ContinueOnError)
 	fs.StringVar(&o.scenario, "scenario", "brief", "brief | trace | shared-prefix | multiturn | burst")
-	fs.StringVar(&o.trace, "trace", defaultTrace, "Mooncake trace file (JSON lines) for -scenario trace")
+	fs.StringVar(&o.trace, "trace", "", "Mooncake trace file (JSON lines) for -scenario trace (empty: the embedded config/traces/mooncake_synthetic_trace.jsonl)")
 	fs.Float64Var(&o.rateScale, "rate-scale", 1, "trace: multiply the arrival rate by this")
 	fs.Float64Var(&o.rate, "rate", 0, "synthetic scenarios: requests (or sessions) per second; brief: skip calibration and use this load")
 	fs.IntVar(&o.endpoints, "endpoints", 0, "endpoints in the fleet (default: 2 for brief, 8 otherwise)")
@@ -104,10 +104,6 @@ func parseFlags(args []string) (*options, error) {
 	}
 	return o, nil
 }
-
-// defaultTrace is where this repository's benchmark trace lives on the
-// development machines; pass -trace elsewhere.
-const defaultTrace = "/work/shared/traces/mooncake_synthetic_trace.jsonl"
 
 func main() {
 	o, err := parseFlags(os.Args[1:])

@@ -83,7 +83,7 @@ func buildWorkload(o *options) (workload.Workload, error) {
 	var err error
 	switch o.scenario {
 	case "trace":
-		return workload.LoadMooncake(o.trace, workload.TraceOptions{RateScale: o.rateScale, Repeat: o.repeat, Limit: n})
+		return loadTrace(o, n)
 	case "shared-prefix":
 		// Defaults after llm-d's benchmark: 150 shared 6k-token prefixes, 1.2k-token questions.
 		reqs, err = workload.SharedPrefix{Requests: orDefault(n, 5000), Prefixes: o.prefixes, PrefixLen: o.prefixLen,
