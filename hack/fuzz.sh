@@ -3,7 +3,7 @@
 set -euo pipefail
 t=${1:-20s}
 cd "$(dirname "$0")/.."
-grep -rl --include='*_test.go' '^func Fuzz' api pkg cmd 2>/dev/null | while read -r f; do
+grep -rl --include='*_test.go' '^func Fuzz' api pkg cmd internal 2>/dev/null | while read -r f; do
   dir=$(dirname "$f")
   for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | sed 's/func //'); do
     echo "== $dir $fn"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kvpick/kvpick/internal/strictyaml"
 )
@@ -33,7 +34,7 @@ func LoadFile(path string) (*Config, error) {
 	}
 	c, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("config file %s:\n%w", path, err)
+		return nil, inFile(path, err)
 	}
 	c.resolvePaths(filepath.Dir(path))
 	return c, nil
@@ -47,3 +48,22 @@ func (c *Config) resolvePaths(dir string) {
 		}
 	}
 }
+
+// inFile prefixes each line of a decode error with the file's name, as
+// compilers do, so every problem can be read (and grepped) on its own.
+func inFile(path string, err error) error { return &fileError{path: path, err: err} }
+
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	lines := strings.Split(e.err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = e.path + ": " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *fileError) Unwrap() error { return e.err }

@@ -12,9 +12,28 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/internal/cli"
+	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
+
+var program = cli.Program{
+	Name: "kvpick",
+	About: "a Gateway API Inference Extension endpoint picker: an Envoy ext_proc gRPC server that sends each LLM " +
+		"request to the model server with the least work for it, counting the prompt prefix its KV cache already holds.",
+	Synopsis: "kvpick --endpoints-file FILE [--config FILE] [flags]",
+	Notes: `Configuration: every field is in config/samples/kvpick.yaml; --print-config shows the effective one.
+Relative paths inside a --config file are read from the config file's folder.
+Start-up problems (bad flags, config or endpoints file, a port in use) are printed as plain text, exit status 2.
+
+Try it on loopback (see the README, "Run it by hand"):
+  bin/modelsim --port 8001 --model demo-model & bin/modelsim --port 8002 --model demo-model &
+  bin/kvpick --endpoints-file config/samples/endpoints-local.yaml --plaintext --metrics-addr 127.0.0.1:9090 &
+  bin/gatewaysim --plaintext --requests 8 --endpoints-file config/samples/endpoints-local.yaml`,
+}
 
 type options struct {
 	configFile    string
@@ -28,7 +47,7 @@ type options struct {
 }
 
 func main() {
-	fs := flag.NewFlagSet("kvpick", flag.ContinueOnError)
+	fs := flag.NewFlagSet("kvpick", flag.ContinueOnError) // errors handled by program.Parse
 	var o options
 	fs.StringVar(&o.configFile, "config", "", "YAML configuration file (see config/samples)")
 	fs.StringVar(&o.endpointsFile, "endpoints-file", "", "YAML endpoints file, reloaded on change (config: endpoints.file)")
@@ -39,25 +58,46 @@ func main() {
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
 	bindings := v1.BindFlags(fs)
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
+	if err := program.Parse(fs, os.Args[1:], os.Stdout); err != nil {
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
 	cfg, err := loadConfig(o, fs, bindings)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "kvpick: invalid configuration:\n%v\n", err)
-		os.Exit(2)
+		os.Exit(program.Fail(os.Stderr, fmt.Errorf("invalid configuration:\n%w", err), cli.ExitUsage))
 	}
 	if o.printConfig {
-		printConfig(cfg)
+		if err := printConfig(cfg); err != nil {
+			os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
+		}
 		return
 	}
 	log := telemetry.NewLogger(os.Stderr, o.verbosity)
+	if err := checkEndpointsFile(cfg.Endpoints.File, log); err != nil {
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, o, log); err != nil {
-		log.Error(err, "kvpick stopped")
-		os.Exit(1)
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
+}
+
+// checkEndpointsFile reads the endpoints file once before anything starts, so
+// a bad file stops start-up with the same plain-text report as a bad config,
+// and an empty one is warned about: every request would get 503 until it fills.
+func checkEndpointsFile(path string, log logr.Logger) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("endpoints file: %w", err)
+	}
+	eps, err := endpoints.ParseFile(data)
+	if err != nil {
+		return fmt.Errorf("endpoints file %s:\n%w", path, err)
+	}
+	if len(eps) == 0 {
+		log.Info("WARNING: the endpoints file lists no endpoints; every request gets 503 until it lists some (it is reloaded on change)", "file", path)
+	}
+	return nil
 }
 
 // loadConfig reads the file, applies flags (a Dynamo flag that disagrees with

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
@@ -28,9 +27,12 @@ import (
 	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
-func printConfig(cfg *v1.Config) {
-	out, _ := yaml.Marshal(cfg)
-	os.Stdout.Write(out)
+func printConfig(cfg *v1.Config) error {
+	out, err := v1.Marshal(cfg) // keeps the sample's field order
+	if err == nil {
+		_, err = os.Stdout.Write(out)
+	}
+	return err
 }
 
 // run wires the picker and serves until ctx ends.

@@ -62,7 +62,8 @@ func TestDecodeErrors(t *testing.T) {
 		want      []string // each must appear, in this order, one per problem
 	}{
 		{"wrong kind number", "kvCost:\n  overlapWeight: high\n", []string{`kvCost.overlapWeight: want a number, got "high" (line 2)`}},
-		{"unknown field", "mood: kv\n", []string{`mood: unknown field (known here: kvCost, list, mode, names, on, prio, small, ttl) (line 1)`}},
+		{"unknown field", "colour: kv\n", []string{`colour: unknown field (known here: kvCost, list, mode, names, on, prio, small, ttl) (line 1)`}},
+		{"typo", "mood: kv\nkvCost: {overlapWieght: 1}\n", []string{`mood: unknown field, did you mean "mode"? (line 1)`, `kvCost.overlapWieght: unknown field, did you mean "overlapWeight"? (line 2)`}},
 		{"wrong case", "MODE: random\nkvCost: {overlapweight: 2}\n", []string{`MODE: unknown field: keys are case-sensitive, did you mean "mode"?`, `kvCost.overlapweight: unknown field: keys are case-sensitive, did you mean "overlapWeight"?`}},
 		{"duration names its field", "ttl: 2 minutes\n", []string{`ttl: want a duration like "120s" (line 1)`}},
 		{"every problem at once", "mode: 3\non: yes\nsmall: 300\nnames: a\nlist: [{count: x}]\n", []string{

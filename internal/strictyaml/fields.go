@@ -34,14 +34,42 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 
 func unknownField(key string, fields map[string]int) string {
 	names := make([]string, 0, len(fields))
+	best, bestDist := "", 3 // suggest only names within two edits
 	for name := range fields {
 		if strings.EqualFold(name, key) {
 			return "unknown field: keys are case-sensitive, did you mean \"" + name + "\"?"
 		}
+		if d := distance(strings.ToLower(key), strings.ToLower(name)); d < bestDist || (d == bestDist && name < best) {
+			best, bestDist = name, d
+		}
 		names = append(names, name)
+	}
+	if best != "" {
+		return "unknown field, did you mean \"" + best + "\"?"
 	}
 	sort.Strings(names)
 	return "unknown field (known here: " + strings.Join(names, ", ") + ")"
+}
+
+// distance is the Levenshtein edit distance between a and b (bytes).
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // fieldsOf maps a struct's YAML keys (json tag names) to field indexes.

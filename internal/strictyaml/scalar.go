@@ -106,4 +106,3 @@ func setFloat(n *yaml.Node, v reflect.Value) error {
 	v.SetFloat(f)
 	return nil
 }
-

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kvpick/kvpick/internal/strictyaml"
 )
 
 // File is the standalone endpoints file.
@@ -17,12 +18,13 @@ type File struct {
 	Endpoints []Endpoint `json:"endpoints"`
 }
 
-// ParseFile decodes and validates an endpoints file strictly; every problem is
-// reported with the endpoint's index.
+// ParseFile decodes and validates an endpoints file strictly (case-sensitive
+// keys, unknown keys are errors); every problem is reported, each with its
+// path such as endpoints[1].port and, for decode errors, its line.
 func ParseFile(data []byte) ([]Endpoint, error) {
 	var f File
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
-		return nil, fmt.Errorf("decode endpoints: %w", err)
+	if err := strictyaml.Decode(data, &f); err != nil {
+		return nil, err
 	}
 	var errs []error
 	seen := map[string]int{}
