@@ -12,34 +12,30 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/kvpick/kvpick/internal/cli"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
-		log.Printf("modelsim: %v", err)
-		os.Exit(1)
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
 }
 
 // run serves until ctx ends. It prints "modelsim listening on ADDR" once the
 // listener is up (after the KV event endpoints, when enabled).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseOptions(args, stderr)
+	o, err := parseOptions(args, stdout)
 	if err != nil {
 		return err
 	}

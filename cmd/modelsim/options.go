@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvpick/kvpick/internal/cli"
 	"github.com/kvpick/kvpick/pkg/engine"
 )
 
@@ -24,12 +25,22 @@ type options struct {
 	engine                                           engine.Config
 }
 
-// parseOptions reads args. Engine settings layer as defaults, then
-// --profile, then engine flags given explicitly.
-func parseOptions(args []string, stderr io.Writer) (options, error) {
+// program describes modelsim for --help and error messages.
+var program = cli.Program{
+	Name: "modelsim",
+	About: "a simulated vLLM-compatible model server (OpenAI completions and chat, /tokenize, vLLM metrics, " +
+		"KV events over ZMQ) whose timing follows the pkg/engine model; no GPU, no model weights.",
+	Synopsis: "modelsim [--port 8000] [--model NAME] [flags]",
+	Notes: `Example: two simulated replicas for a local kvpick (README, "Run it by hand"):
+  bin/modelsim --port 8001 --model demo-model &
+  bin/modelsim --port 8002 --model demo-model &`,
+}
+
+// parseOptions reads args; --help writes the usage to help. Engine settings
+// layer as defaults, then --profile, then engine flags given explicitly.
+func parseOptions(args []string, help io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("modelsim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&o.host, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&o.port, "port", 8000, "port to listen on (0 = any free port)")
 	fs.StringVar(&o.model, "model", "modelsim", "served model name")
@@ -47,7 +58,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.failStatus, "fail-status", http.StatusServiceUnavailable, "status of failed requests: 500 or 503")
 	fs.Float64Var(&o.dropEvents, "drop-events-fraction", 0, "fraction of KV event batches to drop (sequence gaps)")
 	ef := bindEngineFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := program.Parse(fs, args, help); err != nil {
 		return o, err
 	}
 	cfg, err := ef.config(fs, o.profile)

@@ -11,12 +11,15 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
+
+	"github.com/kvpick/kvpick/internal/cli"
 )
 
 // options are the command-line flags.
@@ -52,7 +55,24 @@ type options struct {
 	sessions       bool
 }
 
+// program describes routebench for --help and error messages.
+var program = cli.Program{
+	Name: "routebench",
+	About: "replays a workload against a simulated model-server fleet in virtual time, once per routing policy, " +
+		"through kvpick's real router code, and reports TTFT, latency, prefix hits and queueing per policy.",
+	Synopsis: "routebench [-scenario brief|trace|shared-prefix|multiturn|burst] [flags]",
+	Notes: `Examples:
+  routebench -scenario brief                        # the product brief's scenario, calibrated (about a minute)
+  routebench -scenario trace -endpoints 8           # the Mooncake trace embedded from config/traces
+  routebench -scenario shared-prefix -rate 20 -policies kv,round-robin`,
+}
+
 func parseFlags(args []string) (*options, error) {
+	return parseFlagsTo(args, os.Stdout)
+}
+
+// parseFlagsTo parses args; --help writes the usage to help and returns flag.ErrHelp.
+func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("routebench", flag.ContinueOnError)
 	fs.StringVar(&o.scenario, "scenario", "brief", "brief | trace | shared-prefix | multiturn | burst")
@@ -84,11 +104,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.sessions, "sessions", false, "multiturn: send each session's id in x-session-id (session affinity applies in every mode)")
 	fs.StringVar(&o.plotFormat, "plot-format", "svg", "plot file format: svg or png")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
-	if err := fs.Parse(args); err != nil {
+	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
 	if o.endpoints == 0 {
 		o.endpoints = 8
@@ -108,22 +125,19 @@ func parseFlags(args []string) (*options, error) {
 func main() {
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "routebench:", err)
-		os.Exit(2)
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
 	// A run allocates prompts at a high rate and keeps little: trade memory
 	// for less collection work.
 	debug.SetGCPercent(400)
 	stop, err := startProfile(o.cpuProfile)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "routebench:", err)
-		os.Exit(1)
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
 	err = run(o)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "routebench:", err)
-		os.Exit(1)
+		os.Exit(program.Fail(os.Stderr, err, 1))
 	}
 }
 

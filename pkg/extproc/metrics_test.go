@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -38,15 +39,24 @@ func TestMetricsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+	r.mu.Lock()
+	r.err = apierr.Unavailable("all eligible endpoints are overloaded")
+	r.mu.Unlock()
+	st, res, err := h.client.Route(ctx, streamedReq(completion("metrics-model", "p")))
+	if err != nil || res.Status != 503 {
+		t.Fatalf("want a 503 rejection, got %v %+v", err, res)
+	}
+	st.Close()
 	checks := []struct {
 		name string
 		got  float64
 		want float64
 	}{
 		{"routed", value(t, telemetry.ExtprocRequests.WithLabelValues("metrics-model", mode, outcomeRouted, "200")), 1},
-		{"rejected", value(t, telemetry.ExtprocRequests.WithLabelValues("", mode, outcomeRejected, "400")), 1},
+		{"rejected before parsing", value(t, telemetry.ExtprocRequests.WithLabelValues("", mode, outcomeRejected, "400")), 1},
+		{"rejected keeps its model", value(t, telemetry.ExtprocRequests.WithLabelValues("metrics-model", mode, outcomeRejected, "503")), 1},
 		{"in-flight after", value(t, telemetry.ExtprocEndpointInflight.WithLabelValues("10.9.9.9:8000")), 0},
-		{"decisions observed", float64(histCount(t, telemetry.ExtprocDecisionDuration.WithLabelValues(mode))), 1}, // the 400 never reached Route
+		{"decisions observed", float64(histCount(t, telemetry.ExtprocDecisionDuration.WithLabelValues(mode))), 2}, // the 400 never reached Route
 	}
 	for _, c := range checks {
 		if c.got != c.want {

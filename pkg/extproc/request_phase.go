@@ -147,7 +147,7 @@ func (st *stream) echoBody(eos bool) error {
 func (st *stream) reject(err error) error {
 	code, body := apierr.Response(err)
 	st.closed, st.ended = true, true
-	countRequest("", st.s.opts.Mode, outcomeRejected, code)
+	countRequest(st.model, st.s.opts.Mode, outcomeRejected, code) // "" when the body never parsed
 	st.logReject(code, err)
 	return st.send(immediate(code, body, apierr.As(err).Type))
 }

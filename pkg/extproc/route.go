@@ -15,6 +15,9 @@ import (
 // route asks the Router for a decision. ok is false when there is none: then either the request was rejected
 // (err is the send error, usually nil) or the stream's context ended (err says so).
 func (st *stream) route(req *request.Request) (ok bool, err error) {
+	if req != nil { // before routing, so a rejected request keeps its model in kvpick_requests_total
+		st.model = modelLabels.get(strings.ToValidUTF8(req.Model, "\uFFFD")) // a bounded metric label value
+	}
 	in := &RouteInput{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
 	dec, err := st.s.router.Route(st.ctx, in)
 	st.decidedAt = time.Now()
@@ -39,9 +42,6 @@ func (st *stream) route(req *request.Request) (ok bool, err error) {
 // accept records the decision for the response path and the metrics.
 func (st *stream) accept(dec Decision, req *request.Request) {
 	st.dec = dec
-	if req != nil {
-		st.model = modelLabels.get(strings.ToValidUTF8(req.Model, "\uFFFD")) // a metric label value
-	}
 	st.endpoint = dec.Endpoints()[0]
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Inc()
 	if log := st.s.opts.Log.V(1); log.Enabled() {

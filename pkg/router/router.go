@@ -78,7 +78,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
 			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool}, r.canDispatch)
 	}
-	telemetry.ObservationPath.WithLabelValues(d.Pool, cfg.KV.Observation).Set(1)
+	telemetry.StartPool(d.Pool, cfg.KV.Observation)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
 	if !d.Tokenizer.Exact() {
 		d.Log.Info("tokenizer is approximate: block hashes and token counts estimate the engine's", "tokenizer", d.Tokenizer.Name())

@@ -4,8 +4,9 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics of the ext_proc server (pkg/extproc). All are safe for concurrent use.
 var (
-	// ExtprocRequests counts finished ext_proc streams. model is empty unless the request was routed (user input
-	// never creates label values on its own); outcome is one of routed, rejected, upstream_error, canceled.
+	// ExtprocRequests counts finished ext_proc streams. model is the request's model once its body parsed (routed
+	// or rejected after parsing; at most 256 values, then "other"), else empty; outcome is one of routed, rejected,
+	// upstream_error, canceled.
 	ExtprocRequests = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "requests_total",
 		Help: "Requests seen by the endpoint picker, by model, router mode, outcome and HTTP status.",

@@ -63,3 +63,19 @@ var (
 		Help: "Sessions currently pinned to an endpoint.",
 	}))
 )
+
+// observationPaths are the values of ObservationPath's path label.
+var observationPaths = []string{"predicted", "events"}
+
+// StartPool creates a pool's state gauges at start, so dashboards and alerts see them at 0 (not absent) until
+// something happens: ObservationPath is 1 for the path in use and 0 for the other; EventsSilent starts at 0.
+func StartPool(pool, observation string) {
+	for _, p := range observationPaths {
+		v := 0.0
+		if p == observation {
+			v = 1
+		}
+		ObservationPath.WithLabelValues(pool, p).Set(v)
+	}
+	EventsSilent.WithLabelValues(pool).Set(0)
+}
