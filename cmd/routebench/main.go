@@ -102,7 +102,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.output, "output", 150, "synthetic scenarios: output tokens per request")
 	fs.Float64Var(&o.burstiness, "burstiness", 1, "synthetic scenarios: squared CV of inter-arrival gaps (1 = Poisson, >1 = bursty)")
 	fs.BoolVar(&o.sessions, "sessions", false, "multiturn: send each session's id in x-session-id (session affinity applies in every mode)")
-	fs.StringVar(&o.plotFormat, "plot-format", "svg", "plot file format: svg or png")
+	fs.StringVar(&o.plotFormat, "plot-format", "png", "plot file format: png or svg")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err
