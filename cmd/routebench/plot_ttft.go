@@ -130,12 +130,14 @@ func ttftCDF(r *report) (*figure, error) {
 	f.plot.X.Scale, f.plot.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	f.plot.Y.Min, f.plot.Y.Max = 0, 1.02
 	st := styles(policies)
+	drawn := 0
 	for _, name := range policies {
 		res := r.result(name)
 		pts := cdfPoints(res)
 		if len(pts) == 0 {
 			continue
 		}
+		drawn++
 		label := fmt.Sprintf("%s (p95 %.2f s)", name, res.Summary.TTFTP95)
 		if err := f.addLine(name, label, st[name], pts); err != nil {
 			return nil, err
@@ -143,6 +145,9 @@ func ttftCDF(r *report) (*figure, error) {
 		if err := p95Mark(f, res.Summary.TTFTP95, st[name]); err != nil {
 			return nil, err
 		}
+	}
+	if drawn == 0 {
+		return nil, nil // no completed request to plot
 	}
 	if t := r.ttftTarget(); t > 0 {
 		if err := targetLine(f, t, 0, 1.02); err != nil {
