@@ -9,10 +9,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -53,6 +55,9 @@ type options struct {
 	output         int
 	burstiness     float64
 	sessions       bool
+	page           string
+	pageOnly       bool
+	live           string
 }
 
 // program describes routebench for --help and error messages.
@@ -104,6 +109,9 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.BoolVar(&o.sessions, "sessions", false, "multiturn: send each session's id in x-session-id (session affinity applies in every mode)")
 	fs.StringVar(&o.plotFormat, "plot-format", "png", "plot file format: png or svg")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&o.page, "html", "", "write a page with every report's tables and figures in -out here (default: -out/index.html)")
+	fs.BoolVar(&o.pageOnly, "html-only", false, "only rebuild the -html page from the reports already in -out (no simulation)")
+	fs.StringVar(&o.live, "live", "", "a text file shown as the page's last section (the demo's live run)")
 	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err
 	}
@@ -115,6 +123,12 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	}
 	if o.plotFormat != "svg" && o.plotFormat != "png" {
 		return nil, fmt.Errorf("-plot-format %q: svg or png", o.plotFormat)
+	}
+	if o.page == "" && o.out != "" {
+		o.page = filepath.Join(o.out, "index.html")
+	}
+	if o.pageOnly && o.page == "" {
+		return nil, errors.New("-html-only needs -out (the reports) or -html")
 	}
 	if o.endpoints < 1 || o.endpoints > 250 {
 		return nil, fmt.Errorf("-endpoints %d: must be 1..250", o.endpoints)
@@ -134,8 +148,13 @@ func main() {
 	if err != nil {
 		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
-	err = run(o)
+	if !o.pageOnly {
+		err = run(o)
+	}
 	stop()
+	if err == nil && o.page != "" {
+		err = writeIndex(o.page, o.out, o.live)
+	}
 	if err != nil {
 		os.Exit(program.Fail(os.Stderr, err, 1))
 	}

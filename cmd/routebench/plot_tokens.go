@@ -32,8 +32,14 @@ func burstWindow(r *report) (from, to time.Duration, ok bool) {
 
 // pendingTokens: prompt tokens waiting for prefill (picker queue plus
 // dispatched without a first token), averaged per tokenBin, for round-robin,
-// kv and kv+queue, with the import burst shaded when there is one.
+// kv and kv+queue, around a report's import burst (shaded). Reports without a
+// known burst get no such figure: under steady load every policy's line is
+// the same noise.
 func pendingTokens(r *report) (*figure, error) {
+	from, to, burst := burstWindow(r)
+	if !burst {
+		return nil, nil
+	}
 	var policies []string
 	for _, p := range tokenPolicies {
 		if res := r.result(p); res != nil && len(res.Series) > 0 {
@@ -43,7 +49,7 @@ func pendingTokens(r *report) (*figure, error) {
 	if len(policies) == 0 {
 		return nil, nil
 	}
-	f := newFigure("-pending-tokens", r.name+": prompt tokens waiting for prefill (lower is better)",
+	f := newFigure("-pending-tokens", r.name+": prompt tokens waiting for prefill around the document import (lower is better)",
 		"time (s)", "thousand tokens ("+tokenBin.String()+" average)")
 	top := 0.0
 	lines := map[string]plotter.XYs{}
@@ -53,15 +59,11 @@ func pendingTokens(r *report) (*figure, error) {
 			top = max(top, pt.Y)
 		}
 	}
-	from, to, burst := burstWindow(r)
-	if burst {
-		if err := shade(f, from, to, top*1.05); err != nil {
-			return nil, err
-		}
-		for p := range lines {
-			lines[p] = within(lines[p], max(0, (from-burstBefore).Seconds()), (to + burstAfter).Seconds())
-		}
-		f.plot.Title.Text = r.name + ": prompt tokens waiting for prefill around the document import (lower is better)"
+	if err := shade(f, from, to, top*1.05); err != nil {
+		return nil, err
+	}
+	for p := range lines {
+		lines[p] = within(lines[p], max(0, (from-burstBefore).Seconds()), (to + burstAfter).Seconds())
 	}
 	f.plot.X.Tick.Marker = plot.TickerFunc(plainTicks)
 	st := styles(policies)

@@ -46,7 +46,7 @@ func TestCDFPolicies(t *testing.T) {
 	}
 }
 
-// Every figure renders in both formats; the pending-tokens figure needs round-robin, kv or kv+queue.
+// Every figure renders in both formats; the pending-tokens figure needs an import burst and round-robin, kv or kv+queue.
 func TestWritePlotsFormats(t *testing.T) {
 	dir := t.TempDir()
 	r := fakeReport("brief-import", map[string]float64{"round-robin": 2, "kv": 1, "random": 3})
@@ -65,13 +65,17 @@ func TestWritePlotsFormats(t *testing.T) {
 			}
 		}
 	}
-	paths, err := writePlots(filepath.Join(dir, "c"), "png", fakeReport("x", map[string]float64{"random": 3}))
+	paths, err := writePlots(filepath.Join(dir, "c"), "png", fakeReport("brief-import", map[string]float64{"random": 3}))
 	if err != nil || len(paths) != 2 {
 		t.Fatalf("no comparable policies for pending tokens: %v %v", paths, err)
 	}
+	paths, err = writePlots(filepath.Join(dir, "e"), "png", fakeReport("brief", map[string]float64{"kv": 1, "round-robin": 2}))
+	if err != nil || len(paths) != 2 || strings.Contains(strings.Join(paths, ","), "pending") {
+		t.Fatalf("steady load has no pending-tokens figure: %v %v", paths, err)
+	}
 	none := fakeReport("y", map[string]float64{"kv": 1})
 	none.results[0].Records = nil // nothing completed: no CDF, and no panic on its log scale
-	if paths, err := writePlots(filepath.Join(dir, "d"), "png", none); err != nil || len(paths) != 2 {
+	if paths, err := writePlots(filepath.Join(dir, "d"), "png", none); err != nil || len(paths) != 1 {
 		t.Fatalf("no completed requests: %v %v", paths, err)
 	}
 }
