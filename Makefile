@@ -1,23 +1,29 @@
 # kvpick — the two commands a new user runs: `make demo` and `make test`.
+SHELL   := /bin/bash
 GO      ?= go
 BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench fuzz e2e clean
+.PHONY: all build test vet fmt-check demo bench fuzz e2e page-check readme-check readme-update clean
 
 all: build
 
 build:
+	@echo "building bin/kvpick, modelsim, routebench, gatewaysim (the first build downloads modules and compiles: a few minutes)..."
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## test: every test, with the race detector (what CI runs)
-test: fmt-check vet
+test: fmt-check
+	@echo "downloading the Go modules the tests need (first run only)..."
 	$(GO) mod download
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	@$(MAKE) --no-print-directory vet
+	@echo "compiling tests with the race detector, then running them (first run: several quiet minutes of compiling)..."
+	@GO=$(GO) ./hack/gotest.sh -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
 
 vet:
+	@echo "go vet (compiles every package once)..."
 	$(GO) vet $(PKGS)
 
 fmt-check:
@@ -37,9 +43,25 @@ bench:
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)
 
-## e2e: cross-process tests with real modelsim processes (slower)
+## e2e: cross-process tests with real modelsim processes (slower), then the routebench page in a real browser
 e2e: build
 	$(GO) test -race -count=1 -timeout 15m ./test/...
+	@$(MAKE) --no-print-directory page-check
+
+## page-check: a small routebench run's index.html opened in headless chromium (installed when missing): no missing image
+page-check: build
+	@rm -rf out/page-check
+	$(BIN)/routebench -scenario brief -calibrate=false -rate 6 -requests 400 -policies round-robin,kv,kv+queue,least-loaded \
+		-out out/page-check > out/page-check.log 2>&1 || { cat out/page-check.log; exit 1; }
+	./hack/check-page.sh out/page-check/index.html out/page-check/screenshot.png
+
+## readme-check: rerun the routebench tables the README quotes; fail when they differ (a few minutes: not in `test`)
+readme-check: build
+	./hack/readme-tables.sh check
+
+## readme-update: rerun them and write them into README.md
+readme-update: build
+	./hack/readme-tables.sh update
 
 clean:
 	rm -rf $(BIN) out

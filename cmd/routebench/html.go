@@ -105,14 +105,24 @@ type pageJSON struct {
 	Results  []map[string]any `json:"results"`
 }
 
-func loadPageReport(path, pageDir string) (pageReport, error) {
+// readPageJSON reads a routebench JSON report, keeping each result as a map so
+// fields added later still reach the page.
+func readPageJSON(path string) (pageJSON, error) {
 	var j pageJSON
 	b, err := os.ReadFile(path)
 	if err == nil {
 		err = json.Unmarshal(b, &j)
 	}
 	if err != nil || j.Scenario == "" {
-		return pageReport{}, fmt.Errorf("index: %s is not a routebench report: %v", path, err)
+		return j, fmt.Errorf("%s is not a routebench report: %v", path, err)
+	}
+	return j, nil
+}
+
+func loadPageReport(path, pageDir string) (pageReport, error) {
+	j, err := readPageJSON(path)
+	if err != nil {
+		return pageReport{}, fmt.Errorf("index: %w", err)
 	}
 	r := pageReport{Name: j.Scenario, Title: j.Title, Note: reportNotes[j.Scenario],
 		Workload: fmt.Sprintf("%d requests over %.0f s, mean prompt %.0f tokens, mean output %.0f tokens, prefix-hit upper bound %.3f",
@@ -124,15 +134,16 @@ func loadPageReport(path, pageDir string) (pageReport, error) {
 		r.Header = append(r.Header, c.header)
 	}
 	for _, res := range j.Results {
-		r.Rows = append(r.Rows, pageRow{Cells: cells(res), Highlight: res["policy"] == "kv"})
+		r.Rows = append(r.Rows, pageRow{Cells: cellsOf(pageColumns, res), Highlight: res["policy"] == "kv"})
 	}
 	r.Figures, err = figures(path, pageDir)
 	return r, err
 }
 
-func cells(res map[string]any) []string {
-	out := make([]string, len(pageColumns))
-	for i, c := range pageColumns {
+// cellsOf formats a result's values for cols; a missing value reads "–".
+func cellsOf(cols []pageColumn, res map[string]any) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
 		switch v := res[c.key].(type) {
 		case string:
 			out[i] = v

@@ -57,6 +57,7 @@ type options struct {
 	sessions       bool
 	page           string
 	pageOnly       bool
+	markdown       bool
 	live           string
 }
 
@@ -109,7 +110,8 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.BoolVar(&o.sessions, "sessions", false, "multiturn: send each session's id in x-session-id (session affinity applies in every mode)")
 	fs.StringVar(&o.plotFormat, "plot-format", "png", "plot file format: png or svg")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
-	fs.StringVar(&o.page, "html", "", "write a page with every report's tables and figures in -out here (default: -out/index.html)")
+	fs.StringVar(&o.page, "html", "", `write a page with every report's tables and figures in -out here (default: -out/index.html; "off": none)`)
+	fs.BoolVar(&o.markdown, "markdown", false, "also write each report as a Markdown table (NAME.md in -out), the README's form")
 	fs.BoolVar(&o.pageOnly, "html-only", false, "only rebuild the -html page from the reports already in -out (no simulation)")
 	fs.StringVar(&o.live, "live", "", "a text file shown as the page's last section (the demo's live run)")
 	if err := program.Parse(fs, args, help); err != nil {
@@ -124,7 +126,10 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	if o.plotFormat != "svg" && o.plotFormat != "png" {
 		return nil, fmt.Errorf("-plot-format %q: svg or png", o.plotFormat)
 	}
-	if o.page == "" && o.out != "" {
+	switch {
+	case o.page == "off":
+		o.page = ""
+	case o.page == "" && o.out != "":
 		o.page = filepath.Join(o.out, "index.html")
 	}
 	if o.pageOnly && o.page == "" {
@@ -154,6 +159,9 @@ func main() {
 	stop()
 	if err == nil && o.page != "" {
 		err = writeIndex(o.page, o.out, o.live)
+	}
+	if err == nil && o.markdown && o.out != "" {
+		err = writeMarkdown(o.out)
 	}
 	if err != nil {
 		os.Exit(program.Fail(os.Stderr, err, 1))
