@@ -18,9 +18,9 @@ test: fmt-check
 	@echo "downloading the Go modules the tests need (first run only)..."
 	$(GO) mod download
 	@$(MAKE) --no-print-directory vet
+	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly below)
 	@echo "compiling tests with the race detector, then running them (first run: several quiet minutes of compiling)..."
 	@GO=$(GO) ./hack/gotest.sh -race -count=1 -timeout 20m $(PKGS)
-	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
 
 vet:
 	@echo "go vet (compiles every package once)..."

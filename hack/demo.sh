@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 OUT=${OUT:-out/demo}
 REQUESTS=${REQUESTS:-30}
+rm -rf "$OUT/routebench"  # figures from an earlier run must not show on this run's page
 mkdir -p "$OUT"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }

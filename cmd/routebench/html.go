@@ -156,13 +156,19 @@ func cellsOf(cols []pageColumn, res map[string]any) []string {
 	return out
 }
 
-// figures lists the report's images, relative to the page's folder, in the order writePlots draws them.
+// figures lists the report's images, relative to the page's folder, in the
+// order writePlots draws them. Images older than the JSON report are left out:
+// they are from an earlier run into the same folder (plots follow the JSON).
 func figures(jsonPath, pageDir string) ([]string, error) {
 	base := strings.TrimSuffix(jsonPath, ".json")
+	report, err := os.Stat(jsonPath)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
 	var out []string
 	for _, suffix := range []string{"-ttft", "-ttft-cdf", "-pending-tokens"} {
 		for _, ext := range []string{".png", ".svg"} {
-			if _, err := os.Stat(base + suffix + ext); err != nil {
+			if fi, err := os.Stat(base + suffix + ext); err != nil || fi.ModTime().Before(report.ModTime()) {
 				continue
 			}
 			rel, err := filepath.Rel(pageDir, base+suffix+ext)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The page lists each report's table (kv highlighted), its figures relative to the page, and the live text escaped.
@@ -37,6 +38,21 @@ func TestWriteIndex(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	// a figure from an earlier run (older than its report) is not shown
+	stale := filepath.Join(o.out, "shared-prefix-pending-tokens.svg")
+	if err := os.WriteFile(stale, []byte("<svg/>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeIndex(page, o.out, ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(page); strings.Contains(string(b), "pending-tokens") {
+		t.Fatal("page shows a stale figure")
 	}
 	if err := writeIndex(page, t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "no routebench JSON reports") {
 		t.Fatalf("empty folder: %v", err)

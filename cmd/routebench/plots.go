@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -185,13 +186,21 @@ func (r *report) ttftTarget() float64 {
 	return r.results[0].Summary.TTFTTargetSeconds
 }
 
-// plainTicks labels the default ticks without trailing zeros ("125", not "125.00").
+// plainTicks labels round steps (0.5, 1, 2, 5, 10, ... apart; at most about
+// eight) without trailing zeros: "125", not "125.00", and 1 s always labelled
+// on a seconds axis that reaches it.
 func plainTicks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', -1, 64)
+	step := 1e-3
+	for _, m := range []float64{1, 2, 5} {
+		for s := 1e-3; s < 1e9; s *= 10 {
+			if (max-min)/(s*m) <= 8 && (step == 1e-3 || s*m < step) {
+				step = s * m
+			}
 		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step/1e6; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
 	}
 	return ticks
 }

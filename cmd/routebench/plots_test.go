@@ -88,3 +88,23 @@ func TestBinnedAverages(t *testing.T) {
 		t.Fatalf("binned = %v", pts)
 	}
 }
+
+func TestPlainTicks(t *testing.T) {
+	cases := []struct {
+		min, max float64
+		want     string
+	}{
+		{0, 2.6, "0,0.5,1,1.5,2,2.5"},
+		{0, 8.8, "0,2,4,6,8"},
+		{90, 200, "100,120,140,160,180,200"},
+	}
+	for _, tc := range cases {
+		var got []string
+		for _, tk := range plainTicks(tc.min, tc.max) {
+			got = append(got, tk.Label)
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("plainTicks(%v, %v) = %v, want %s", tc.min, tc.max, got, tc.want)
+		}
+	}
+}

@@ -103,6 +103,11 @@ func (f *FileSource) Watch(ctx context.Context, interval time.Duration, log logr
 			log.Error(err, "endpoints file rejected, keeping the previous set", "path", f.path)
 			continue
 		}
-		log.Info("endpoints reloaded", "path", f.path, "count", len(f.set.Snapshot().List))
+		n := len(f.set.Snapshot().List)
+		if n == 0 {
+			log.Info("WARNING: the endpoints file now lists no endpoints; every request gets 503 until it lists some", "path", f.path)
+			continue
+		}
+		log.Info("endpoints reloaded", "path", f.path, "count", n)
 	}
 }
