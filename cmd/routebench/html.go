@@ -28,6 +28,7 @@ var reportOrder = []string{"brief", "brief-import"}
 
 type pageReport struct {
 	Name, Title, Workload string
+	Headline              string // kv against round-robin, when both ran
 	Header                []string
 	Rows                  []pageRow
 	Figures               []string // paths relative to the page
@@ -42,6 +43,7 @@ type pageRow struct {
 type pageData struct {
 	Reports []pageReport
 	Live    string
+	Verdict string // the live run's verdict line, shown on its own
 }
 
 // writeIndex writes page (an HTML file) from the reports in dir, with the
@@ -58,6 +60,7 @@ func writeIndex(page, dir, live string) error {
 			return fmt.Errorf("index: live text: %w", err)
 		}
 		d.Live = string(b)
+		d.Verdict = verdictLine(d.Live)
 	}
 	f, err := os.Create(page)
 	if err != nil {
@@ -136,8 +139,45 @@ func loadPageReport(path, pageDir string) (pageReport, error) {
 	for _, res := range j.Results {
 		r.Rows = append(r.Rows, pageRow{Cells: cellsOf(pageColumns, res), Highlight: res["policy"] == "kv"})
 	}
+	r.Headline = headline(j.Results)
 	r.Figures, err = figures(path, pageDir)
 	return r, err
+}
+
+// headline compares kv's TTFT with round-robin's in one sentence.
+func headline(results []map[string]any) string {
+	var rr, kv map[string]any
+	for _, res := range results {
+		switch res["policy"] {
+		case "round-robin":
+			rr = res
+		case "kv":
+			kv = res
+		}
+	}
+	if rr == nil || kv == nil {
+		return ""
+	}
+	part := func(key, name string) string {
+		a, okA := rr[key].(float64)
+		b, okB := kv[key].(float64)
+		if !okA || !okB || a <= 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s %.2f s -> %.2f s (%+.0f%%)", name, a, b, (b-a)/a*100)
+	}
+	return "kv against round-robin, TTFT " + part("ttftP50", "p50") + ", " + part("ttftP95", "p95") + ", " + part("ttftP99", "p99")
+}
+
+// verdictLine is the last line of text that starts with "verdict:".
+func verdictLine(text string) string {
+	v := ""
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "verdict:") {
+			v = l
+		}
+	}
+	return v
 }
 
 // cellsOf formats a result's values for cols; a missing value reads "–".
@@ -201,17 +241,21 @@ th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 tr.kv { background: #fde8d8; font-weight: bold; }
 img { width: 100%; max-width: 1100px; display: block; margin: 1em 0; border: 1px solid #eee; }
-pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 13px; }
+pre { background: #f6f6f6; padding: 1em; white-space: pre-wrap; font-size: 13px; }
+.headline { font-weight: bold; }
+.verdict { background: #fde8d8; padding: 0.6em 1em; font-weight: bold; }
 .note { max-width: 60em; }
 </style></head>
 <body>
 <h1>kvpick: routing policies compared</h1>
 <p class="note">Each table row is one routing policy replayed on the same simulated fleet and workload
 (routebench, virtual time). TTFT includes queueing. The kv row is kvpick's default mode.</p>
+{{if .Verdict}}<p class="verdict">Live fleet on loopback, {{.Verdict}} (details at the end)</p>{{end}}
 {{range .Reports}}
 <section id="{{.Name}}">
 <h2>{{.Title}}</h2>
 <p>{{.Workload}}</p>
+{{if .Headline}}<p class="headline">{{.Headline}}</p>{{end}}
 <table>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr{{if .Highlight}} class="kv"{{end}}>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
@@ -221,7 +265,7 @@ pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 13px; }
 {{end}}</section>
 {{end}}
 {{if .Live}}<section id="live"><h2>Live fleet on loopback (modelsim, kvpick, gatewaysim)</h2>
-<pre>{{.Live}}</pre></section>{{end}}
+<pre>{{.Live}}</pre>{{if .Verdict}}<p class="verdict">{{.Verdict}}</p>{{end}}</section>{{end}}
 <script>
 // Records, once everything loaded, how many images rendered: make e2e's browser check reads these.
 window.addEventListener('load', function () {

@@ -20,7 +20,7 @@ func TestWriteIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := filepath.Join(dir, "live.txt")
-	if err := os.WriteFile(live, []byte("verdict: kv <better>\n"), 0o600); err != nil {
+	if err := os.WriteFile(live, []byte("table\nverdict: kv <better>\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(dir, "index.html")
@@ -34,7 +34,8 @@ func TestWriteIndex(t *testing.T) {
 	html := string(b)
 	for _, want := range []string{`<section id="shared-prefix">`, `<tr class="kv"><td>kv</td>`, `<td>round-robin</td>`,
 		`<img src="rb/shared-prefix-ttft.png"`, `<img src="rb/shared-prefix-ttft-cdf.png"`, "verdict: kv &lt;better&gt;",
-		"data-missing-images"} {
+		"data-missing-images", `<p class="verdict">Live fleet on loopback, verdict: kv &lt;better&gt;`,
+		`<p class="headline">kv against round-robin, TTFT p50 `} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}
