@@ -70,6 +70,7 @@ func TestDecodeErrors(t *testing.T) {
 			"mode: want a string, got int 3", `on: want true or false, got "yes"`, "small: 300 is out of range",
 			`names: want a list, got "a"`, `list[0].count: want an integer, got "x" (line 5)`}},
 		{"duplicate key", "mode: a\nmode: b\n", []string{"mode: key given twice (line 2)"}},
+		{"custom tag", "mode: !x kv\n", []string{"mode: want a string, got x kv: quote it"}},
 		{"odd map key", "prio: {a.b: x}\n", []string{`prio["a.b"]: want an integer`}},
 		{"mapping where scalar", "mode: {a: 1}\n", []string{"mode: want a string, got a mapping"}},
 		{"top level not a mapping", "- a\n", []string{"(document): want a mapping of fields, got a list"}},

@@ -3,6 +3,7 @@ package strictyaml
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -56,7 +57,7 @@ func wrong(v reflect.Value, n *yaml.Node) error {
 
 func setString(n *yaml.Node, v reflect.Value) error {
 	if n.Tag != "!!str" {
-		return fmt.Errorf("want a string, got %s %s: quote it if it is meant as text", n.ShortTag()[2:], n.Value)
+		return fmt.Errorf("want a string, got %s %s: quote it if it is meant as text", strings.TrimLeft(n.ShortTag(), "!"), n.Value)
 	}
 	v.SetString(n.Value)
 	return nil
