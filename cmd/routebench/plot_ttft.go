@@ -80,6 +80,7 @@ func p95Labels(f *figure, p95 plotter.Values) error {
 		l.TextStyle[i].Font.Size = vg.Points(9)
 		l.TextStyle[i].YAlign = draw.YCenter
 	}
+	l.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(1.5)} // clear of the bar's end and of the p99 bar below
 	f.plot.Add(l)
 	return nil
 }
