@@ -9,13 +9,14 @@ import (
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // route asks the Router for a decision. ok is false when there is none: then either the request was rejected
 // (err is the send error, usually nil) or the stream's context ended (err says so).
 func (st *stream) route(req *request.Request) (ok bool, err error) {
-	in := &RouteInput{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
+	in := &route.Input{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
 	dec, err := st.s.router.Route(st.ctx, in)
 	st.decidedAt = time.Now()
 	telemetry.ExtprocDecisionDuration.WithLabelValues(st.s.opts.Mode).Observe(st.decidedAt.Sub(st.inputEnd).Seconds())
@@ -37,7 +38,7 @@ func (st *stream) route(req *request.Request) (ok bool, err error) {
 }
 
 // accept records the decision for the response path and the metrics.
-func (st *stream) accept(dec Decision, req *request.Request) {
+func (st *stream) accept(dec route.Decision, req *request.Request) {
 	st.dec = dec
 	if req != nil {
 		st.model = modelLabels.get(strings.ToValidUTF8(req.Model, "\uFFFD")) // a metric label value

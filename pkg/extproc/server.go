@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -43,14 +44,14 @@ var readinessServices = []string{"", HealthReadiness, HealthExtProc}
 // HTTP request. Safe for concurrent use.
 type Server struct {
 	extprocv3.UnimplementedExternalProcessorServer
-	router Router
+	router route.Router
 	opts   Options
 	health *health.Server
 	ready  atomic.Bool
 }
 
 // NewServer returns a server that routes with r. It starts not ready: call SetReady(true) once endpoints are known.
-func NewServer(r Router, o Options) *Server {
+func NewServer(r route.Router, o Options) *Server {
 	s := &Server{router: r, opts: o.withDefaults(), health: health.NewServer()}
 	s.health.SetServingStatus(HealthLiveness, healthpb.HealthCheckResponse_SERVING)
 	s.SetReady(false)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 )
 
 // bodyMode is how the proxy exchanges a body with the picker.
@@ -54,7 +55,7 @@ type stream struct {
 	subset          []string
 	subsetPresent   bool
 
-	dec       Decision
+	dec       route.Decision
 	model     string
 	endpoint  string    // counted in the in-flight gauge
 	inputEnd  time.Time // the request's end (body or headers) reached the picker

@@ -11,10 +11,10 @@ import (
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/admission"
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/kvevents"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/router"
 )
 
@@ -72,7 +72,7 @@ func (k kvPending) PromptTokens() int { return k.p.Req.PromptTokens }
 func (k kvPending) Priority() int     { return k.p.Priority }
 
 func (k *kvpick) Prepare(a *Arrival) (Pending, error) {
-	in := &extproc.RouteInput{Path: "/v1/completions", Headers: map[string]string{},
+	in := &route.Input{Path: "/v1/completions", Headers: map[string]string{},
 		Request: &request.Request{Kind: request.KindCompletions, Model: a.Model, PromptTokenIDs: a.Tokens, MaxTokens: a.Output}}
 	if a.Session != "" {
 		in.Headers[k.cfg.Router.Session.Header] = a.Session

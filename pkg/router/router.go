@@ -2,7 +2,7 @@
 // hashes, gathers each endpoint's state (load, active work, cached prefix),
 // holds the request in the admission queue while the fleet is full, asks the
 // scheduler for an ordered choice, and records the outcome (active work,
-// predicted cache, session pin). It implements extproc.Router; the same
+// predicted cache, session pin). It implements route.Router; the same
 // Prepare/Decide steps serve the virtual-time fleet simulator.
 package router
 
@@ -20,8 +20,8 @@ import (
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/endpoints"
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 	"github.com/kvpick/kvpick/pkg/tokenize"
@@ -105,13 +105,13 @@ func (r *Router) Close() {
 	}
 }
 
-// Route implements extproc.Router: prepare, wait for admission, choose.
+// Route implements route.Router: prepare, wait for admission, choose.
 // Choosing records what concurrent decisions read (the request, its prefill
 // tokens and its predicted prefix on the primary), so the load view, the busy
 // filter and admission see it at once; the rest of the bookkeeping (shared
 // blocks, session pin, metrics) waits for the Decision's Commit, which the
 // ext_proc stream calls after writing the answer.
-func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
+func (r *Router) Route(ctx context.Context, in *route.Input) (route.Decision, error) {
 	p, err := r.Prepare(ctx, in)
 	if err != nil {
 		return nil, r.reject(err)

@@ -15,10 +15,10 @@ import (
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/endpoints"
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/kvevents"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
@@ -73,7 +73,7 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 }
 
 // route is Route followed by the stream's Commit once the answer is out.
-func (f *fixture) route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
+func (f *fixture) route(ctx context.Context, in *route.Input) (route.Decision, error) {
 	d, err := f.r.Route(ctx, in)
 	if err == nil {
 		d.Commit()
@@ -81,11 +81,11 @@ func (f *fixture) route(ctx context.Context, in *extproc.RouteInput) (extproc.De
 	return d, err
 }
 
-func input(prompt string, headers map[string]string) *extproc.RouteInput {
+func input(prompt string, headers map[string]string) *route.Input {
 	if headers == nil {
 		headers = map[string]string{}
 	}
-	return &extproc.RouteInput{Path: "/v1/completions", Headers: headers,
+	return &route.Input{Path: "/v1/completions", Headers: headers,
 		Request: &request.Request{Kind: request.KindCompletions, Model: "m", Prompt: prompt, MaxTokens: 16}}
 }
 
@@ -100,7 +100,7 @@ func words(prefix string, n int) string {
 func TestSharedPrefixesLandTogetherAndLoadSpreads(t *testing.T) {
 	f := newFixture(t, 4, nil)
 	where := map[string]map[string]int{} // prefix group -> endpoint -> count
-	var open []extproc.Decision
+	var open []route.Decision
 	for i := 0; i < 40; i++ {
 		group := fmt.Sprintf("g%d", i%4)
 		d, err := f.route(context.Background(), input(words(group, 600)+words("q", 20+i), nil))
@@ -234,7 +234,7 @@ func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 
 func TestWorkerHeadersAndBodylessRequests(t *testing.T) {
 	f := newFixture(t, 2, func(c *v1.Config) { c.Router.WorkerHeaders = true })
-	d, err := f.route(context.Background(), &extproc.RouteInput{Path: "/v1/models", Headers: map[string]string{}})
+	d, err := f.route(context.Background(), &route.Input{Path: "/v1/models", Headers: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestChosenBeforeCommitIsSeen(t *testing.T) {
 		n := 100
 		c.Router.Busy.ActivePrefillTokens = &n
 	})
-	var ds []extproc.Decision
+	var ds []route.Decision
 	seen := map[string]bool{}
 	for i := range 2 {
 		d, err := f.r.Route(context.Background(), input(words(fmt.Sprint("doc", i), 300), nil))
