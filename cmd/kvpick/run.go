@@ -21,6 +21,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/gctune"
 	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/router"
 	"github.com/kvpick/kvpick/pkg/scrape"
@@ -52,8 +53,12 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 		}
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, notify)
+	var feed *kvfeed.Feed
+	if cfg.KV.Observation == v1.ObserveEvents {
+		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool})
+	}
 	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active, Tokenizer: tokenizer(cfg, set),
-		Log: log.WithName("router"), Pool: o.pool})
+		Log: log.WithName("router"), Pool: o.pool, Events: feed})
 	if err != nil {
 		return err
 	}
@@ -64,8 +69,8 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	defer cancel()
 	go rt.Run(ctx)
 	startScraper(ctx, cfg, set, index, notify, log)
-	if cfg.KV.Observation == v1.ObserveEvents {
-		startEvents(ctx, cfg, set, rt, log)
+	if feed != nil {
+		startEvents(ctx, cfg, set, feed, log)
 	}
 	set.OnChange(func(s *endpoints.Snapshot) { srv.SetReady(len(s.List) > 0) })
 	srv.SetReady(len(set.Snapshot().List) > 0)
@@ -199,8 +204,8 @@ func (s scrapeSink) UpdateScrape(key string, st scrape.Status) {
 }
 
 // startEvents subscribes to every endpoint's KV event publisher.
-func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, rt *router.Router, log logr.Logger) {
-	m := kvevents.NewManager(rt, log.WithName("kvevents"))
+func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, feed *kvfeed.Feed, log logr.Logger) {
+	m := kvevents.NewManager(feed, log.WithName("kvevents"))
 	sync := func(s *endpoints.Snapshot) {
 		subs := make([]kvevents.SubscriberOptions, 0, len(s.List))
 		for _, e := range s.List {

@@ -10,11 +10,9 @@ import (
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
-// Candidates gathers every endpoint's state for p: load, active work and the
-// cached prefix length from the index.
-func (r *Router) Candidates(p *Prepared) []scheduler.Candidate { return r.candidates(p, nil) }
-
-// candidates is Candidates reusing buf's storage when it is large enough.
+// candidates gathers every endpoint's state for p (load, active work and the
+// cached prefix length from the index), reusing buf's storage when it is
+// large enough.
 func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.Candidate {
 	snap := r.deps.Set.Snapshot()
 	cands := buf[:0]
@@ -40,9 +38,11 @@ var candBufs = sync.Pool{New: func() any { return new([]scheduler.Candidate) }}
 
 // Decide picks endpoints for p with fresh state and records the choice at
 // once (the simulator's path: nothing is sent in between). It never blocks.
+// Either way p's admission reservation is released.
 func (r *Router) Decide(p *Prepared) (*Decision, error) {
 	d, err := r.choose(p)
 	if err != nil {
+		r.unreserve(p)
 		return nil, err
 	}
 	d.Commit()
@@ -81,7 +81,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	}
 	now := r.deps.Now()
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
-	r.reserved.release(p)
+	r.unreserve(p)
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
 		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
@@ -38,6 +39,9 @@ type Deps struct {
 	Now func() time.Time
 	// Pool labels metrics.
 	Pool string
+	// Events is the KV-event feed on the events path (nil otherwise): Tick
+	// runs its silence watch.
+	Events *kvfeed.Feed
 }
 
 // Router is safe for concurrent use.
@@ -45,10 +49,9 @@ type Router struct {
 	cfg      *v1.Config
 	sched    *scheduler.Scheduler
 	deps     Deps
-	queue    *admission.Queue // nil when queueing is off
-	reserved *reservations
+	queue    *admission.Queue[*Prepared] // nil when queueing is off
+	gate     *admission.Gate[*Prepared]  // the queue threshold; nil when queueing is off
 	sessions *sessions
-	events   *eventsWatch
 	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
 }
 
@@ -68,13 +71,13 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 		d.Tokenizer = t
 	}
-	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
-		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch(), stride: 1}
+	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration), stride: 1}
 	if cfg.KV.Observation == v1.ObservePredicted {
 		r.stride = max(cfg.KV.PredictedStride, 1)
 	}
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
+		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
 			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool}, r.canDispatch)
 	}
@@ -121,7 +124,7 @@ func (r *Router) Route(ctx context.Context, in *route.Input) (route.Decision, er
 	}
 	d, err := r.choose(p)
 	if err != nil {
-		r.reserved.release(p)
+		r.unreserve(p)
 		return nil, r.reject(err)
 	}
 	return d, nil // the stream commits it once the answer is on its way
@@ -132,7 +135,7 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 		return nil
 	}
 	start := r.deps.Now()
-	item := &admission.Item{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
+	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
 	err := r.queue.Admit(ctx, item)
 	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
 	if err != nil && ctx.Err() != nil {
@@ -149,8 +152,7 @@ func (r *Router) reject(err error) error {
 	return err
 }
 
-// Run does periodic upkeep until ctx ends: expiring predicted index entries,
-// orphaned active work and idle session pins, and watching for silent events.
+// Run calls Tick every second until ctx ends.
 func (r *Router) Run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -160,14 +162,20 @@ func (r *Router) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now := r.deps.Now()
-		r.deps.Index.Expire(now)
-		if n := r.deps.Active.Expire(now); n > 0 {
-			r.deps.Log.Info("freed orphaned active work", "requests", n)
-		}
-		telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
-		if r.cfg.KV.Observation == v1.ObserveEvents {
-			r.events.check(now, r.deps.Pool, r.deps.Log)
-		}
+		r.Tick(r.deps.Now())
+	}
+}
+
+// Tick is the periodic upkeep, the same in real time (Run) and in virtual
+// time (the simulator): expiring predicted index entries, orphaned active
+// work and idle session pins, and watching for silent KV events.
+func (r *Router) Tick(now time.Time) {
+	r.deps.Index.Expire(now)
+	if n := r.deps.Active.Expire(now); n > 0 {
+		r.deps.Log.Info("freed orphaned active work", "requests", n)
+	}
+	telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
+	if r.deps.Events != nil && r.cfg.KV.Observation == v1.ObserveEvents {
+		r.deps.Events.Check(now)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
 	"github.com/kvpick/kvpick/pkg/route"
@@ -27,6 +28,7 @@ type fixture struct {
 	set    *endpoints.Set
 	active *activework.Tracker
 	index  *kvindex.Index
+	feed   *kvfeed.Feed
 	now    time.Time
 	mu     sync.Mutex
 }
@@ -63,7 +65,8 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 			r.Notify()
 		}
 	})
-	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: f.active, Log: logr.Discard(), Now: f.clock})
+	f.feed = kvfeed.New(kvfeed.Options{Set: f.set, Index: f.index, Log: logr.Discard(), Now: f.clock})
+	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: f.active, Log: logr.Discard(), Now: f.clock, Events: f.feed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +257,7 @@ func TestObservedEventsDriveMatches(t *testing.T) {
 		hashes[i] = uint64(1000 + i) // engine hashes are not ours
 	}
 	target := "10.0.0.2:8000"
-	f.r.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.BlockStored{BlockHashes: hashes, TokenIDs: tokens[:full], BlockSize: 16}}})
+	f.feed.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.BlockStored{BlockHashes: hashes, TokenIDs: tokens[:full], BlockSize: 16}}})
 	p, err := f.r.Prepare(context.Background(), input(prompt, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +274,7 @@ func TestObservedEventsDriveMatches(t *testing.T) {
 	if f.r.CachedBlocksOn(p, "10.0.0.1:8000") != 0 {
 		t.Fatal("prediction recorded on the events path")
 	}
-	f.r.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.AllBlocksCleared{}}})
+	f.feed.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.AllBlocksCleared{}}})
 	if f.r.CachedBlocksOn(p, target) != 0 {
 		t.Fatal("cleared cache still matched")
 	}
