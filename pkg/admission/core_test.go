@@ -16,7 +16,9 @@ var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
 // item makes an item whose Value is its name.
-func item(name string, prio int) *Item[string] { return &Item[string]{Priority: prio, ISLTokens: 10, Value: name} }
+func item(name string, prio int) *Item[string] {
+	return &Item[string]{Priority: prio, ISLTokens: 10, Value: name}
+}
 
 func names(items []*Item[string]) string {
 	s := make([]string, len(items))
