@@ -165,7 +165,7 @@ func startScraper(ctx context.Context, cfg *v1.Config, set *endpoints.Set, index
 	if cfg.Scrape.Disabled {
 		return
 	}
-	sink := scrapeSink{set: set, index: index, notify: notify}
+	sink := scrapeSink{set: set, index: index, notify: notify, stride: cfg.KV.IndexStride()}
 	sc := scrape.New(scrape.Options{Interval: cfg.Scrape.Interval.Duration, Timeout: cfg.Scrape.Timeout.Duration,
 		StaleAfter: cfg.Scrape.StaleAfter.Duration, ExcludeAfter: cfg.Scrape.ExcludeAfter}, sink, log.WithName("scrape"))
 	retarget := func(s *endpoints.Snapshot) {
@@ -185,6 +185,7 @@ type scrapeSink struct {
 	set    *endpoints.Set
 	index  *kvindex.Index
 	notify func()
+	stride int
 }
 
 func (s scrapeSink) UpdateScrape(key string, st scrape.Status) {
@@ -197,7 +198,7 @@ func (s scrapeSink) UpdateScrape(key string, st scrape.Status) {
 	}
 	if s.set.UpdateLoad(key, l) && l.TotalBlocks > 0 {
 		if e, ok := s.set.Snapshot().Get(key); ok && e.Endpoint.Capacity.TotalBlocks == 0 {
-			s.index.SetCapacity(key, l.TotalBlocks)
+			s.index.SetCapacity(key, e.Capacity().IndexEntries(s.stride))
 		}
 	}
 	s.notify()

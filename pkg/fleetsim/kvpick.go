@@ -56,7 +56,7 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	}
 	sort.Strings(keys) // registration order fixes index ids: keep runs reproducible
 	for _, k := range keys {
-		ix.SetCapacity(k, env.Capacity[k])
+		ix.SetCapacity(k, env.Capacity[k].IndexEntries(cfg.KV.IndexStride()))
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
 	k := &kvpick{cfg: cfg}

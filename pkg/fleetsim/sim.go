@@ -64,9 +64,9 @@ func newSim(cfg Config, w *workload.Workload, spec Spec) (*sim, error) {
 	if err := s.buildFleet(); err != nil {
 		return nil, err
 	}
-	env := Env{Set: s.set, Now: s.clock, Seed: cfg.Seed, Model: cfg.Model, Capacity: map[string]int{}}
-	for _, n := range s.nodes {
-		env.Capacity[n.key] = n.eng.Config().NumGPUBlocks
+	env := Env{Set: s.set, Now: s.clock, Seed: cfg.Seed, Model: cfg.Model, Capacity: map[string]endpoints.Capacity{}}
+	for _, e := range s.set.Snapshot().List {
+		env.Capacity[e.Key()] = e.Capacity()
 	}
 	pol, err := spec.Build(env)
 	if err != nil {

@@ -52,7 +52,7 @@ type Router struct {
 	queue    *admission.Queue[*Prepared] // nil when queueing is off
 	gate     *admission.Gate[*Prepared]  // the queue threshold; nil when queueing is off
 	sessions *sessions
-	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
+	stride   int // index every stride-th block (v1alpha1 KV.IndexStride)
 }
 
 // New builds a router for a validated, defaulted config.
@@ -71,10 +71,8 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 		d.Tokenizer = t
 	}
-	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration), stride: 1}
-	if cfg.KV.Observation == v1.ObservePredicted {
-		r.stride = max(cfg.KV.PredictedStride, 1)
-	}
+	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration),
+		stride: cfg.KV.IndexStride()}
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)

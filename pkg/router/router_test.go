@@ -462,3 +462,48 @@ func TestBurstSharingAPrefixSeesTheFirst(t *testing.T) {
 	first.Done(nil)
 	second.Done(nil)
 }
+
+// TestReloadKeepsIndexCapacity: an endpoint whose file gives no KV size gets
+// its index bound from the scraped total; a file reload must compute the same
+// bound (it used to divide by the stride while the scrape did not, pruning the
+// predicted entries to a quarter until the next scrape).
+func TestReloadKeepsIndexCapacity(t *testing.T) {
+	cfg := &v1.Config{}
+	cfg.Router.Seed = 1
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	stride := cfg.KV.IndexStride()
+	if stride < 2 {
+		t.Fatalf("the predicted path's default stride is %d: this test needs > 1", stride)
+	}
+	set, ix := endpoints.NewSet(), kvindex.New(kvindex.Options{})
+	eps := []endpoints.Endpoint{{Address: "10.0.0.1", Port: 8000, Models: []string{"m"}}}
+	if err := set.Replace(eps); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(cfg, Deps{Set: set, Index: ix, Active: activework.New(time.Minute, nil), Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 64 // scraped KV blocks
+	key := eps[0].Key()
+	set.UpdateLoad(key, endpoints.Load{TotalBlocks: total, Fresh: true})
+	e, _ := set.Snapshot().Get(key)
+	ix.SetCapacity(key, e.Capacity().IndexEntries(stride)) // what the scrape feed does
+	now := time.Now()
+	for i := 0; i < 2*total; i++ { // distinct one-entry chains: fill to the bound
+		ix.RecordPredicted(key, []uint64{uint64(i + 1)}, now)
+	}
+	before := ix.Stats().Entries
+	if before == 0 || before > total/stride {
+		t.Fatalf("index holds %d entries, want 1..%d (the bound)", before, total/stride)
+	}
+	if err := set.Replace(append([]endpoints.Endpoint(nil), eps...)); err != nil { // a reload
+		t.Fatal(err)
+	}
+	if after := ix.Stats().Entries; after != before {
+		t.Fatalf("reload pruned the index from %d to %d entries", before, after)
+	}
+}
