@@ -26,7 +26,6 @@ import (
 	"github.com/kvpick/kvpick/pkg/router"
 	"github.com/kvpick/kvpick/pkg/scrape"
 	"github.com/kvpick/kvpick/pkg/telemetry"
-	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
 func printConfig(cfg *v1.Config) {
@@ -57,7 +56,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if cfg.KV.Observation == v1.ObserveEvents {
 		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool})
 	}
-	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active, Tokenizer: tokenizer(cfg, set),
+	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active,
 		Log: log.WithName("router"), Pool: o.pool, Events: feed})
 	if err != nil {
 		return err
@@ -80,35 +79,6 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, log)
 	}
 	return serveGRPC(ctx, cfg, srv, log)
-}
-
-func tokenizer(cfg *v1.Config, set *endpoints.Set) tokenize.Tokenizer {
-	if t, ok := tokenize.Local(cfg.KV.Tokenizer); ok {
-		return t
-	}
-	return &poolTokenizer{set: set, client: &http.Client{Timeout: 2 * time.Second}} // validated: "remote"
-}
-
-// poolTokenizer asks an endpoint serving the model for exact tokens
-// (vLLM's /tokenize), falling back to the approximation when none answers:
-// unmatched hashes then only cost cache credit, never correctness.
-type poolTokenizer struct {
-	set    *endpoints.Set
-	client *http.Client
-}
-
-func (p *poolTokenizer) Name() string { return "remote" }
-func (p *poolTokenizer) Exact() bool  { return true }
-func (p *poolTokenizer) Tokenize(ctx context.Context, model, text string, dst []uint32) ([]uint32, error) {
-	for _, e := range p.set.Snapshot().List {
-		if !e.Serves(model, "") || e.Load().Excluded {
-			continue
-		}
-		if out, err := tokenize.NewRemote("http://"+e.Key(), p.client).Tokenize(ctx, model, text, dst); err == nil {
-			return out, nil
-		}
-	}
-	return tokenize.Approx(dst, text), nil
 }
 
 func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, log logr.Logger) error {
@@ -165,43 +135,13 @@ func startScraper(ctx context.Context, cfg *v1.Config, set *endpoints.Set, index
 	if cfg.Scrape.Disabled {
 		return
 	}
-	sink := scrapeSink{set: set, index: index, notify: notify, stride: cfg.KV.IndexStride()}
+	sink := &scrape.StateSink{Set: set, Index: index, Stride: cfg.KV.IndexStride(), Notify: notify}
 	sc := scrape.New(scrape.Options{Interval: cfg.Scrape.Interval.Duration, Timeout: cfg.Scrape.Timeout.Duration,
 		StaleAfter: cfg.Scrape.StaleAfter.Duration, ExcludeAfter: cfg.Scrape.ExcludeAfter}, sink, log.WithName("scrape"))
-	retarget := func(s *endpoints.Snapshot) {
-		ts := make([]scrape.Target, 0, len(s.List))
-		for _, e := range s.List {
-			url := "http://" + net.JoinHostPort(e.Address, strconv.Itoa(e.MetricsPort)) + cfg.Scrape.Path
-			ts = append(ts, scrape.Target{Key: e.Key(), URL: url, Engine: scrape.Engine(e.Engine)})
-		}
-		sc.SetTargets(ts)
-	}
+	retarget := func(s *endpoints.Snapshot) { sc.SetTargets(scrape.Targets(s, cfg.Scrape.Path)) }
 	set.OnChange(retarget)
 	retarget(set.Snapshot())
 	go sc.Run(ctx)
-}
-
-type scrapeSink struct {
-	set    *endpoints.Set
-	index  *kvindex.Index
-	notify func()
-	stride int
-}
-
-func (s scrapeSink) UpdateScrape(key string, st scrape.Status) {
-	l := endpoints.Load{Excluded: st.Excluded, Reason: st.LastError, Fresh: st.HasSample && !st.Stale}
-	if st.HasSample {
-		sm := st.Sample
-		l.Waiting, l.Running, l.KVUsage = sm.Waiting, sm.Running, sm.KVUsage
-		l.BlockSize, l.TotalBlocks, l.At = sm.BlockSize, sm.TotalBlocks, sm.ScrapedAt
-		l.RunningLoRA, l.MaxLoRA = sm.RunningLoRA, sm.MaxLoRA
-	}
-	if s.set.UpdateLoad(key, l) && l.TotalBlocks > 0 {
-		if e, ok := s.set.Snapshot().Get(key); ok && e.Endpoint.Capacity.TotalBlocks == 0 {
-			s.index.SetCapacity(key, e.Capacity().IndexEntries(s.stride))
-		}
-	}
-	s.notify()
 }
 
 // startEvents subscribes to every endpoint's KV event publisher.

@@ -65,9 +65,9 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		d.Now = time.Now
 	}
 	if d.Tokenizer == nil {
-		t, ok := tokenize.Local(cfg.KV.Tokenizer)
-		if !ok {
-			return nil, fmt.Errorf("router: kv.tokenizer %q needs Deps.Tokenizer", cfg.KV.Tokenizer)
+		t, err := newTokenizer(&cfg.KV, d.Set)
+		if err != nil {
+			return nil, err
 		}
 		d.Tokenizer = t
 	}
@@ -81,7 +81,9 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	}
 	telemetry.ObservationPath.WithLabelValues(d.Pool, cfg.KV.Observation).Set(1)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
-	if !d.Tokenizer.Exact() {
+	if _, remote := d.Tokenizer.(*tokenize.Pool); remote {
+		d.Log.Info("tokenizer asks the pool's servers per request, falling back to approximate tokens when none answers within kv.tokenizerTimeout")
+	} else if !d.Tokenizer.Exact() {
 		d.Log.Info("tokenizer is approximate: block hashes and token counts estimate the engine's", "tokenizer", d.Tokenizer.Name())
 	}
 	d.Log.Info("router ready", "mode", cfg.Router.Mode, "observation", cfg.KV.Observation,

@@ -20,6 +20,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
 	"github.com/kvpick/kvpick/pkg/route"
+	"github.com/kvpick/kvpick/pkg/scrape"
 	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
@@ -489,9 +490,8 @@ func TestReloadKeepsIndexCapacity(t *testing.T) {
 	}
 	const total = 64 // scraped KV blocks
 	key := eps[0].Key()
-	set.UpdateLoad(key, endpoints.Load{TotalBlocks: total, Fresh: true})
-	e, _ := set.Snapshot().Get(key)
-	ix.SetCapacity(key, e.Capacity().IndexEntries(stride)) // what the scrape feed does
+	sink := &scrape.StateSink{Set: set, Index: ix, Stride: stride}
+	sink.UpdateScrape(key, scrape.Status{HasSample: true, Sample: scrape.Sample{TotalBlocks: total}})
 	now := time.Now()
 	for i := 0; i < 2*total; i++ { // distinct one-entry chains: fill to the bound
 		ix.RecordPredicted(key, []uint64{uint64(i + 1)}, now)
