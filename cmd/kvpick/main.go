@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/grpcbuf"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -28,6 +29,7 @@ type options struct {
 }
 
 func main() {
+	grpcbuf.Install() // before any gRPC use, as gRPC requires
 	fs := flag.NewFlagSet("kvpick", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.configFile, "config", "", "YAML configuration file (see config/samples)")
