@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
-
 )
 
 // NewGRPCServer returns a gRPC server configured for Envoy (message size fits a buffered body at the limit,

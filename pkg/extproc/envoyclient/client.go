@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-
 )
 
 // Mode is the body send mode the simulated proxy uses for both request and response.
