@@ -16,6 +16,7 @@ test: fmt-check vet
 	$(GO) mod download
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
+	$(GO) test -race -count=1 -tags kvpickpoison ./pkg/extproc/... ./pkg/router ./test/integration   # released request buffers poisoned: nothing may keep a prompt past Done
 
 vet:
 	$(GO) vet $(PKGS)

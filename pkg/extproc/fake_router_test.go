@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
@@ -37,7 +36,7 @@ func (r *fakeRouter) Route(ctx context.Context, in *route.Input) (route.Decision
 		r.last = *in
 		if in.Request != nil { // Prompt and Raw alias pooled buffers that outlive this call only until Done
 			req := *in.Request
-			req.Prompt, req.Raw = strings.Clone(req.Prompt), bytes.Clone(req.Raw)
+			req.Prompt, req.Raw = bytes.Clone(req.Prompt), bytes.Clone(req.Raw)
 			r.last.Request = &req
 		}
 	}

@@ -48,7 +48,7 @@ func TestStreamedBodyChunking(t *testing.T) {
 				t.Errorf("content-length = %q, want %d", got, len(body))
 			}
 			in := h.router.lastInput()
-			if in.Request == nil || in.Request.Model != "m1" || !strings.Contains(in.Request.Prompt, "日本語") {
+			if in.Request == nil || in.Request.Model != "m1" || !strings.Contains(string(in.Request.Prompt), "日本語") {
 				t.Fatalf("router saw %+v", in.Request)
 			}
 			if in.Path != "/v1/completions" || in.Headers[":method"] != "POST" || in.SubsetPresent {

@@ -52,7 +52,7 @@ func (r *Router) Prepare(ctx context.Context, in *route.Input) (*Prepared, error
 		p.Req.LoRA = req.Model
 	}
 	tokens := req.PromptTokenIDs
-	if len(tokens) == 0 && req.Prompt != "" {
+	if len(tokens) == 0 && len(req.Prompt) > 0 {
 		start := time.Now()
 		buf := tokenBufs.Get().(*[]uint32)
 		defer tokenBufs.Put(buf)

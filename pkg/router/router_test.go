@@ -90,7 +90,7 @@ func input(prompt string, headers map[string]string) *route.Input {
 		headers = map[string]string{}
 	}
 	return &route.Input{Path: "/v1/completions", Headers: headers,
-		Request: &request.Request{Kind: request.KindCompletions, Model: "m", Prompt: prompt, MaxTokens: 16}}
+		Request: &request.Request{Kind: request.KindCompletions, Model: "m", Prompt: []byte(prompt), MaxTokens: 16}}
 }
 
 func words(prefix string, n int) string {

@@ -42,14 +42,14 @@ func NewPool(targets func(model string) []string, client *http.Client, budget ti
 
 // Tokenize appends text's tokens to dst: a server's when one answers in time,
 // else the approximation's. It never fails; TokenizeExact says which it was.
-func (p *Pool) Tokenize(ctx context.Context, model, text string, dst []uint32) ([]uint32, error) {
+func (p *Pool) Tokenize(ctx context.Context, model string, text []byte, dst []uint32) ([]uint32, error) {
 	out, _ := p.TokenizeExact(ctx, model, text, dst)
 	return out, nil
 }
 
 // TokenizeExact is Tokenize reporting whether this call's tokens are exact
 // (a server's) or the approximation's.
-func (p *Pool) TokenizeExact(ctx context.Context, model, text string, dst []uint32) ([]uint32, bool) {
+func (p *Pool) TokenizeExact(ctx context.Context, model string, text []byte, dst []uint32) ([]uint32, bool) {
 	ctx, cancel := context.WithTimeout(ctx, p.budget)
 	defer cancel()
 	order := p.order(p.targets(model), time.Now())
@@ -73,7 +73,7 @@ func (p *Pool) TokenizeExact(ctx context.Context, model, text string, dst []uint
 		}
 	}
 	p.exact.Store(false)
-	return Approx(dst, text), false
+	return Approx(dst, view(text)), false
 }
 
 // order is urls rotated by a per-call counter, with recently failed ones moved last.

@@ -69,7 +69,7 @@ func TestPoolExactness(t *testing.T) {
 			}
 			p := NewPool(urls(ss...), nil, tc.budget)
 			for i := 0; i < 2; i++ { // both rotations of a two-server list
-				got, exact := p.TokenizeExact(context.Background(), "m", "hello world", nil)
+				got, exact := p.TokenizeExact(context.Background(), "m", []byte("hello world"), nil)
 				want := approx
 				if tc.wantExact {
 					want = []uint32{7, 8, 9}
@@ -88,7 +88,7 @@ func TestPoolSpreadsAndSkipsFailed(t *testing.T) {
 	a, b, bad := newTokServer(t, "ok"), newTokServer(t, "ok"), newTokServer(t, "fail")
 	p := NewPool(urls(bad, a, b), nil, time.Minute)
 	for i := 0; i < 12; i++ {
-		if _, exact := p.TokenizeExact(context.Background(), "m", "x", nil); !exact {
+		if _, exact := p.TokenizeExact(context.Background(), "m", []byte("x"), nil); !exact {
 			t.Fatalf("call %d fell back with two healthy endpoints", i)
 		}
 	}
@@ -105,7 +105,7 @@ func TestPoolHonoursCallerContext(t *testing.T) {
 	s := newTokServer(t, "ok")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, exact := NewPool(urls(s), nil, time.Minute).TokenizeExact(ctx, "m", "x", nil); exact {
+	if _, exact := NewPool(urls(s), nil, time.Minute).TokenizeExact(ctx, "m", []byte("x"), nil); exact {
 		t.Fatal("exact tokens for a cancelled caller")
 	}
 }
