@@ -38,7 +38,7 @@ func main() {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "metrics and health HTTP address (config: server.metricsAddr, default :9090)")
 	fs.BoolVar(&o.plaintext, "plaintext", false, "serve gRPC without TLS (config: server.plaintext)")
 	fs.StringVar(&o.pool, "pool", "default", "pool name used in metric labels")
-	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision")
+	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision, 2 adds why (cached blocks, score, session pin)")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
 	bindings := v1.BindFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {

@@ -101,10 +101,22 @@ func (st *stream) send(r *extprocv3.ProcessingResponse) error {
 	return nil
 }
 
-// protocolError is returned to the proxy as a gRPC FailedPrecondition.
+// protocolError is returned to the proxy as a gRPC FailedPrecondition and
+// still matches errProtocol (errors.Is) on this side.
 func protocolError(format string, args ...any) error {
-	return status.Error(codes.FailedPrecondition, fmt.Errorf("%w: "+format, append([]any{errProtocol}, args...)...).Error())
+	return &statusError{code: codes.FailedPrecondition, err: fmt.Errorf("%w: "+format, append([]any{errProtocol}, args...)...)}
 }
+
+// statusError is an error that gRPC reports with its code (GRPCStatus) and
+// that keeps its cause for errors.Is/As.
+type statusError struct {
+	code codes.Code
+	err  error
+}
+
+func (e *statusError) Error() string              { return e.err.Error() }
+func (e *statusError) Unwrap() error              { return e.err }
+func (e *statusError) GRPCStatus() *status.Status { return status.New(e.code, e.err.Error()) }
 
 // recvEnded ends the stream when Recv fails: io.EOF is the proxy closing the stream, anything else a cancellation.
 func (st *stream) recvEnded(err error) error {

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/scheduler"
@@ -62,7 +64,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	cands := r.candidates(p, *buf)
 	start := time.Now()
-	chosen, _, err := r.sched.Schedule(&p.Req, cands)
+	chosen, res, err := r.sched.Schedule(&p.Req, cands)
 	clear(cands) // drop the Entry pointers while pooled
 	*buf = cands[:0]
 	candBufs.Put(buf)
@@ -85,7 +87,20 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
 		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
 	}
+	if log := r.deps.Log.V(2); log.Enabled() { // v1 is the transport's "routed" line
+		logDecision(log, d, &res)
+	}
 	return d, nil
+}
+
+// logDecision says why a decision went where it did (never the prompt).
+func logDecision(log logr.Logger, d *Decision, res *scheduler.Result) {
+	kv := []any{"endpoints", d.endpoints, "promptTokens", d.p.Req.PromptTokens, "blocks", d.p.Req.Blocks,
+		"cachedBlocks", d.cachedBlocks, "pinned", res.Pinned}
+	if len(res.Scores) > 0 && len(res.Order) > 0 {
+		kv = append(kv, "score", res.Scores[res.Order[0]])
+	}
+	log.Info("decision", kv...)
 }
 
 // commit records the rest of d's choice: the shared prompt blocks of its

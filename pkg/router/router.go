@@ -86,7 +86,9 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	} else if !d.Tokenizer.Exact() {
 		d.Log.Info("tokenizer is approximate: block hashes and token counts estimate the engine's", "tokenizer", d.Tokenizer.Name())
 	}
-	d.Log.Info("router ready", "mode", cfg.Router.Mode, "observation", cfg.KV.Observation,
+	filters, scorers, picker := sched.Plugins()
+	d.Log.Info("router ready", "mode", cfg.Router.Mode, "filters", filters, "scorers", scorers, "picker", picker,
+		"observation", cfg.KV.Observation,
 		"queueThreshold", cfg.Admission.QueueThreshold, "blockSize", cfg.KV.BlockSize)
 	return r, nil
 }
