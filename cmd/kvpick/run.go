@@ -44,7 +44,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 		return err
 	}
 	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
-	telemetry.RegisterKVIndex(o.pool, index.Stats)
+	kvindex.RegisterMetrics(o.pool, index.Stats)
 	var rt *router.Router
 	notify := func() {
 		if rt != nil {
