@@ -12,13 +12,13 @@ import (
 	"errors"
 	"sort"
 	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
-// Defaults applied to zero or negative Options fields.
-const (
-	DefaultMaxLength = 1024
-	DefaultMaxWait   = 30 * time.Second
-)
+// defaults are the configuration's (api/v1alpha1, their one source), applied
+// to zero or negative Options fields.
+var defaults = v1.Default().Admission
 
 // Options bound the queue. Zero values take the defaults.
 type Options struct {
@@ -33,10 +33,10 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.MaxLength <= 0 {
-		o.MaxLength = DefaultMaxLength
+		o.MaxLength = defaults.MaxQueueLength
 	}
 	if o.MaxWait <= 0 {
-		o.MaxWait = DefaultMaxWait
+		o.MaxWait = defaults.MaxQueueWait.Duration
 	}
 	return o
 }

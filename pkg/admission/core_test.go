@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -220,7 +222,7 @@ func TestPendingTokens(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	o := NewCore[string](Options{MaxLength: -1}).Options()
-	if o.MaxLength != DefaultMaxLength || o.MaxWait != DefaultMaxWait {
+	if d := v1.Default().Admission; o.MaxLength != d.MaxQueueLength || o.MaxWait != d.MaxQueueWait.Duration {
 		t.Fatalf("defaults not applied: %+v", o)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/telemetry"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
 // Options tune the server. Zero values take the defaults.
@@ -23,7 +25,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = v1.Default().Server.MaxBodyBytes
 	}
 	if o.ChunkBytes <= 0 || o.ChunkBytes > MaxChunkBytes {
 		o.ChunkBytes = MaxChunkBytes
