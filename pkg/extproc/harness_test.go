@@ -30,12 +30,12 @@ func startHarness(t testing.TB, r *fakeRouter, o Options, tlsConf *tls.Config, c
 }
 
 // startHarnessWith is startHarness for any router (h.router is set when it is a *fakeRouter).
-func startHarnessWith(t testing.TB, r route.Router, o Options) *harness {
+func startHarnessWith(t testing.TB, r route.Decider, o Options) *harness {
 	t.Helper()
 	return startHarnessFor(t, r, o, nil, nil)
 }
 
-func startHarnessFor(t testing.TB, r route.Router, o Options, tlsConf *tls.Config, clientTLS *tls.Config) *harness {
+func startHarnessFor(t testing.TB, r route.Decider, o Options, tlsConf *tls.Config, clientTLS *tls.Config) *harness {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

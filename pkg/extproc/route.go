@@ -13,11 +13,11 @@ import (
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
-// route asks the Router for a decision. ok is false when there is none: then either the request was rejected
+// route asks the Decider for a decision. ok is false when there is none: then either the request was rejected
 // (err is the send error, usually nil) or the stream's context ended (err says so).
 func (st *stream) route(req *request.Request) (ok bool, err error) {
 	in := &route.Input{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
-	dec, err := st.s.router.Route(st.ctx, in)
+	dec, err := st.s.decider.Route(st.ctx, in)
 	st.decidedAt = time.Now()
 	telemetry.ExtprocDecisionDuration.WithLabelValues(st.s.opts.Mode).Observe(st.decidedAt.Sub(st.inputEnd).Seconds())
 	if err != nil {

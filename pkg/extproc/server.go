@@ -46,15 +46,15 @@ var readinessServices = []string{"", HealthReadiness, HealthExtProc}
 // HTTP request. Safe for concurrent use.
 type Server struct {
 	extprocv3.UnimplementedExternalProcessorServer
-	router route.Router
-	opts   Options
-	health *health.Server
-	ready  atomic.Bool
+	decider route.Decider
+	opts    Options
+	health  *health.Server
+	ready   atomic.Bool
 }
 
 // NewServer returns a server that routes with r. It starts not ready: call SetReady(true) once endpoints are known.
-func NewServer(r route.Router, o Options) *Server {
-	s := &Server{router: r, opts: o.withDefaults(), health: health.NewServer()}
+func NewServer(r route.Decider, o Options) *Server {
+	s := &Server{decider: r, opts: o.withDefaults(), health: health.NewServer()}
 	s.health.SetServingStatus(HealthLiveness, healthpb.HealthCheckResponse_SERVING)
 	s.SetReady(false)
 	return s

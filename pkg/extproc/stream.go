@@ -158,7 +158,7 @@ func (st *stream) release() {
 	}
 }
 
-// recoverPanic turns a panic below the stream (a Router bug) into a failed stream instead of a dead process: the
+// recoverPanic turns a panic below the stream (a Decider bug) into a failed stream instead of a dead process: the
 // Decision ends with an error and the proxy sees an Internal gRPC status (its failure mode applies).
 func (st *stream) recoverPanic(err *error) {
 	p := recover()

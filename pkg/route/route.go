@@ -10,12 +10,14 @@ import (
 	"github.com/kvpick/kvpick/pkg/request"
 )
 
-// Router decides where a request goes. Route may block (admission queue) until ctx is done.
-type Router interface {
+// Decider decides where a request goes; pkg/router implements it (and asks
+// pkg/scheduler, which only filters, scores and picks). Route may block
+// (admission queue) until ctx is done.
+type Decider interface {
 	Route(ctx context.Context, in *Input) (Decision, error) // errors: *apierr.Error (status + type) or other (500)
 }
 
-// Input is what the server hands the Router for one request. Request.Raw and Request.Prompt alias pooled
+// Input is what the server hands the Decider for one request. Request.Raw and Request.Prompt alias pooled
 // buffers: they are valid until Decision.Done is called (or Route returns an error); copy them to keep them longer.
 type Input struct {
 	Request       *request.Request  // nil for a body-less request (e.g. GET /v1/models)

@@ -1,9 +1,10 @@
-// Package router is the decision path: it turns a parsed request into block
+// Package router decides where a request goes (pkg/scheduler only scores the
+// candidates it gathers). It is the decision path: it turns a parsed request into block
 // hashes, gathers each endpoint's state (load, active work, cached prefix),
 // holds the request in the admission queue while the fleet is full, asks the
 // scheduler for an ordered choice, and records the outcome (active work,
-// predicted cache, session pin). It implements route.Router; the same
-// Prepare/Decide steps serve the virtual-time fleet simulator.
+// predicted cache, session pin). It implements route.Decider; the same
+// Prepare/Admissible/Decide/Tick steps serve the virtual-time simulator.
 package router
 
 import (
@@ -110,7 +111,7 @@ func (r *Router) Close() {
 	}
 }
 
-// Route implements route.Router: prepare, wait for admission, choose.
+// Route implements route.Decider: prepare, wait for admission, choose.
 // Choosing records what concurrent decisions read (the request, its prefill
 // tokens and its predicted prefix on the primary), so the load view, the busy
 // filter and admission see it at once; the rest of the bookkeeping (shared
