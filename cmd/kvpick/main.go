@@ -26,6 +26,7 @@ type options struct {
 	pool          string
 	verbosity     int
 	printConfig   bool
+	readyFile     string
 }
 
 func main() {
@@ -40,6 +41,7 @@ func main() {
 	fs.StringVar(&o.pool, "pool", "default", "pool name used in metric labels")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision, 2 adds why (cached blocks, score, session pin)")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
+	fs.StringVar(&o.readyFile, "ready-file", "", `once listening, write the bound addresses to this file as JSON {"grpc":..., "metrics":...} (for :0 ports)`)
 	bindings := v1.BindFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -75,13 +76,51 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	srv.SetReady(len(set.Snapshot().List) > 0)
 	// Watch only once every listener is registered, so no reload is missed.
 	go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
-	if cfg.Server.MetricsAddr != v1.MetricsOff {
-		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, log)
-	}
-	return serveGRPC(ctx, cfg, srv, log)
+	return serve(ctx, cfg, o, srv, log)
 }
 
-func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, log logr.Logger) error {
+// serve binds the metrics and gRPC listeners, reports their addresses (log
+// lines, and --ready-file), then serves until ctx ends.
+func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, log logr.Logger) error {
+	ready := map[string]string{}
+	if cfg.Server.MetricsAddr != v1.MetricsOff {
+		if lis, err := net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
+			log.Error(err, "metrics listener", "addr", cfg.Server.MetricsAddr) // serve ext_proc regardless
+		} else {
+			ready["metrics"] = lis.Addr().String()
+			go serveMetrics(ctx, lis, srv, log)
+		}
+	}
+	lis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Server.GRPCAddr, err)
+	}
+	ready["grpc"] = lis.Addr().String()
+	if err := writeReady(o.readyFile, ready); err != nil {
+		lis.Close()
+		return err
+	}
+	return serveGRPC(ctx, cfg, srv, lis, log)
+}
+
+// writeReady writes the bound addresses to path (when set) atomically, so a
+// reader never sees half a file.
+func writeReady(path string, addrs map[string]string) error {
+	if path == "" {
+		return nil
+	}
+	data, _ := json.Marshal(addrs)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	return nil
+}
+
+func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, lis net.Listener, log logr.Logger) error {
 	var tlsConf *tls.Config
 	var err error
 	switch {
@@ -92,17 +131,14 @@ func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, log log
 		tlsConf, err = extproc.SelfSignedTLS()
 	}
 	if err != nil {
+		lis.Close()
 		return fmt.Errorf("tls: %w", err)
-	}
-	lis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.Server.GRPCAddr, err)
 	}
 	log.Info("kvpick serving ext_proc", "addr", lis.Addr().String(), "tls", tlsConf != nil, "mode", cfg.Router.Mode)
 	return extproc.ServeGRPC(ctx, lis, srv, tlsConf, cfg.Server.ShutdownGrace.Duration)
 }
 
-func serveMetrics(ctx context.Context, addr string, srv *extproc.Server, log logr.Logger) {
+func serveMetrics(ctx context.Context, lis net.Listener, srv *extproc.Server, log logr.Logger) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
@@ -113,11 +149,6 @@ func serveMetrics(ctx context.Context, addr string, srv *extproc.Server, log log
 		}
 		w.Write([]byte("ok\n"))
 	})
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Error(err, "metrics listener", "addr", addr)
-		return
-	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
