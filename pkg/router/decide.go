@@ -132,8 +132,8 @@ func (r *Router) publishActive(endpoint string) {
 	telemetry.ActiveRequests.WithLabelValues(endpoint).Set(float64(c.Requests))
 }
 
-// CachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
-func (r *Router) CachedBlocksOn(p *Prepared, endpoint string) int {
+// cachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
+func (r *Router) cachedBlocksOn(p *Prepared, endpoint string) int {
 	for _, o := range r.deps.Index.Match(p.IndexChain, r.deps.Now(), nil) {
 		if o.Endpoint == endpoint {
 			return o.Blocks * r.stride

@@ -69,7 +69,7 @@ func (d *Decision) Served(endpoint string) {
 	old := d.handle.Endpoint()
 	d.handle.Free()
 	d.r.publishActive(old)
-	w := d.r.work(d.p, d.p.cachedTokens(d.r.CachedBlocksOn(d.p, endpoint)))
+	w := d.r.work(d.p, d.p.cachedTokens(d.r.cachedBlocksOn(d.p, endpoint)))
 	d.handle = d.r.deps.Active.Add(endpoint, w, d.r.deps.Now())
 	d.r.publishActive(endpoint)
 }

@@ -263,7 +263,7 @@ func TestObservedEventsDriveMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.r.CachedBlocksOn(p, target); got != len(hashes) {
+	if got := f.r.cachedBlocksOn(p, target); got != len(hashes) {
 		t.Fatalf("observed match %d blocks, want %d", got, len(hashes))
 	}
 	d, err := f.r.Decide(p)
@@ -272,11 +272,11 @@ func TestObservedEventsDriveMatches(t *testing.T) {
 	}
 	d.Done(nil)
 	// The events path never records predictions: the other endpoint stays cold.
-	if f.r.CachedBlocksOn(p, "10.0.0.1:8000") != 0 {
+	if f.r.cachedBlocksOn(p, "10.0.0.1:8000") != 0 {
 		t.Fatal("prediction recorded on the events path")
 	}
 	f.feed.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.AllBlocksCleared{}}})
-	if f.r.CachedBlocksOn(p, target) != 0 {
+	if f.r.cachedBlocksOn(p, target) != 0 {
 		t.Fatal("cleared cache still matched")
 	}
 }
@@ -334,7 +334,7 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	}
 	d.Done(nil)
 	chosen := d.Endpoints()[0]
-	if f.r.CachedBlocksOn(p, chosen) == 0 {
+	if f.r.cachedBlocksOn(p, chosen) == 0 {
 		t.Fatal("decision not recorded in the index")
 	}
 	all := f.set.Snapshot().List
@@ -354,7 +354,7 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	if err := f.set.Replace(back); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.r.CachedBlocksOn(p, chosen); got != 0 {
+	if got := f.r.cachedBlocksOn(p, chosen); got != 0 {
 		t.Fatalf("returning endpoint still holds %d predicted blocks", got)
 	}
 }
@@ -374,7 +374,7 @@ func TestCommitRecordsTheChoice(t *testing.T) {
 		if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 {
 			t.Fatalf("chosen, not committed: %+v, want the request and its prefill counted", c)
 		}
-		if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
+		if got := f.r.cachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
 			t.Fatal("predicted cache not recorded when chosen")
 		}
 		blocks := f.active.Counts(ep).DecodeBlocks
