@@ -88,16 +88,7 @@ func BenchmarkStreamBufferPool(b *testing.B) {
 			b.SetBytes(int64(len(req.Body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				st, res, err := h.client.Route(ctx, req)
-				if err != nil || res.Status != 0 {
-					b.Fatalf("route: %v %+v", err, res)
-				}
-				if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sseChunks[1:]); err != nil {
-					b.Fatal(err)
-				}
-				if err := st.Close(); err != nil {
-					b.Fatal(err)
-				}
+				roundTrip(b, h, ctx, req)
 			}
 		})
 	}
