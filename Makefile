@@ -21,6 +21,8 @@ test: fmt-check
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly below)
 	@echo "compiling tests with the race detector, then running them (first run: several quiet minutes of compiling)..."
 	@GO=$(GO) ./hack/gotest.sh -race -count=1 -timeout 20m $(PKGS)
+	@echo "the stream and router tests again with released request buffers poisoned (nothing may keep a prompt past Done)..."
+	$(GO) test -race -count=1 -tags kvpickpoison ./pkg/extproc/... ./pkg/router ./test/integration
 
 vet:
 	@echo "go vet (compiles every package once)..."

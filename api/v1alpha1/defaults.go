@@ -86,6 +86,7 @@ func (k *KV) setDefaults() {
 		setStr(&k.Tokenizer, TokenizerBytes)
 	}
 	setStr(&k.Tokenizer, TokenizerApproximate)
+	setDur(&k.TokenizerTimeout, time.Second)
 	if k.EventsPort == 0 {
 		k.EventsPort = 5557
 	}

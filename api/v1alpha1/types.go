@@ -196,6 +196,10 @@ type KV struct {
 	//     needed to match an engine's KV events, which hash real token ids.
 	//   - "remote": the model server's /tokenize (exact, one HTTP call per request on the decision path).
 	Tokenizer string `json:"tokenizer"`
+	// TokenizerTimeout bounds one request's "remote" tokenization across every endpoint tried (default 1s);
+	// past it the approximation is used. Longer waits out a slow server on the decision path; shorter falls
+	// back to inexact tokens (only cache credit is lost) sooner.
+	TokenizerTimeout Duration `json:"tokenizerTimeout"`
 	// EventsPort is the ZMQ port of each endpoint's KV event publisher (default 5557), used when observation is "events".
 	EventsPort int `json:"eventsPort"`
 }

@@ -164,6 +164,9 @@ func (k *KV) validate(p *problems) {
 		p.add("kv.tokenizer", "%q cannot match KV events, which hash the engine's token ids: use %q or %q with observation %q",
 			TokenizerBytes, TokenizerApproximate, TokenizerRemote, ObserveEvents)
 	}
+	if k.TokenizerTimeout.Duration <= 0 {
+		p.add("kv.tokenizerTimeout", "must be positive")
+	}
 	if k.EventsPort < 1 || k.EventsPort > 65535 {
 		p.add("kv.eventsPort", "must be a port number, got %d", k.EventsPort)
 	}

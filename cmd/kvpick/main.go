@@ -17,6 +17,7 @@ import (
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/internal/cli"
 	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/grpcbuf"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -44,9 +45,11 @@ type options struct {
 	pool          string
 	verbosity     int
 	printConfig   bool
+	readyFile     string
 }
 
 func main() {
+	grpcbuf.Install() // before any gRPC use, as gRPC requires
 	fs := flag.NewFlagSet("kvpick", flag.ContinueOnError) // errors handled by program.Parse
 	var o options
 	fs.StringVar(&o.configFile, "config", "", "YAML configuration file (see config/samples)")
@@ -55,8 +58,9 @@ func main() {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "metrics and health HTTP address (config: server.metricsAddr, default :9090)")
 	fs.BoolVar(&o.plaintext, "plaintext", false, "serve gRPC without TLS (config: server.plaintext)")
 	fs.StringVar(&o.pool, "pool", "default", "pool name used in metric labels")
-	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision")
+	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision, 2 adds why (cached blocks, score, session pin)")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
+	fs.StringVar(&o.readyFile, "ready-file", "", `once listening, write the bound addresses to this file as JSON {"grpc":..., "metrics":...} (for :0 ports)`)
 	bindings := v1.BindFlags(fs)
 	if err := program.Parse(fs, os.Args[1:], os.Stdout); err != nil {
 		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))

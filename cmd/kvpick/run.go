@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,11 +21,11 @@ import (
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/gctune"
 	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/router"
 	"github.com/kvpick/kvpick/pkg/scrape"
 	"github.com/kvpick/kvpick/pkg/telemetry"
-	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
 func printConfig(cfg *v1.Config) error {
@@ -46,7 +47,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 		return err
 	}
 	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
-	telemetry.RegisterKVIndex(o.pool, index.Stats)
+	kvindex.RegisterMetrics(o.pool, index.Stats)
 	var rt *router.Router
 	notify := func() {
 		if rt != nil {
@@ -54,8 +55,12 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 		}
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, notify)
-	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active, Tokenizer: tokenizer(cfg, set),
-		Log: log.WithName("router"), Pool: o.pool})
+	var feed *kvfeed.Feed
+	if cfg.KV.Observation == v1.ObserveEvents {
+		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool})
+	}
+	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active,
+		Log: log.WithName("router"), Pool: o.pool, Events: feed})
 	if err != nil {
 		return err
 	}
@@ -66,49 +71,58 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	defer cancel()
 	go rt.Run(ctx)
 	startScraper(ctx, cfg, set, index, notify, log)
-	if cfg.KV.Observation == v1.ObserveEvents {
-		startEvents(ctx, cfg, set, rt, log)
+	if feed != nil {
+		startEvents(ctx, cfg, set, feed, log)
 	}
 	set.OnChange(func(s *endpoints.Snapshot) { srv.SetReady(len(s.List) > 0) })
 	srv.SetReady(len(set.Snapshot().List) > 0)
 	// Watch only once every listener is registered, so no reload is missed.
 	go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
+	return serve(ctx, cfg, o, srv, log)
+}
+
+// serve binds the metrics and gRPC listeners, reports their addresses (log
+// lines, and --ready-file), then serves until ctx ends.
+func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, log logr.Logger) error {
+	ready := map[string]string{}
 	if cfg.Server.MetricsAddr != v1.MetricsOff {
-		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, log)
-	}
-	return serveGRPC(ctx, cfg, srv, log)
-}
-
-func tokenizer(cfg *v1.Config, set *endpoints.Set) tokenize.Tokenizer {
-	if t, ok := tokenize.Local(cfg.KV.Tokenizer); ok {
-		return t
-	}
-	return &poolTokenizer{set: set, client: &http.Client{Timeout: 2 * time.Second}} // validated: "remote"
-}
-
-// poolTokenizer asks an endpoint serving the model for exact tokens
-// (vLLM's /tokenize), falling back to the approximation when none answers:
-// unmatched hashes then only cost cache credit, never correctness.
-type poolTokenizer struct {
-	set    *endpoints.Set
-	client *http.Client
-}
-
-func (p *poolTokenizer) Name() string { return "remote" }
-func (p *poolTokenizer) Exact() bool  { return true }
-func (p *poolTokenizer) Tokenize(ctx context.Context, model, text string, dst []uint32) ([]uint32, error) {
-	for _, e := range p.set.Snapshot().List {
-		if !e.Serves(model, "") || e.Load().Excluded {
-			continue
-		}
-		if out, err := tokenize.NewRemote("http://"+e.Key(), p.client).Tokenize(ctx, model, text, dst); err == nil {
-			return out, nil
+		if lis, err := net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
+			log.Error(err, "metrics listener", "addr", cfg.Server.MetricsAddr) // serve ext_proc regardless
+		} else {
+			ready["metrics"] = lis.Addr().String()
+			go serveMetrics(ctx, lis, srv, log)
 		}
 	}
-	return tokenize.Approx(dst, text), nil
+	lis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Server.GRPCAddr, err)
+	}
+	ready["grpc"] = lis.Addr().String()
+	if err := writeReady(o.readyFile, ready); err != nil {
+		lis.Close()
+		return err
+	}
+	return serveGRPC(ctx, cfg, srv, lis, log)
 }
 
-func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, log logr.Logger) error {
+// writeReady writes the bound addresses to path (when set) atomically, so a
+// reader never sees half a file.
+func writeReady(path string, addrs map[string]string) error {
+	if path == "" {
+		return nil
+	}
+	data, _ := json.Marshal(addrs)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	return nil
+}
+
+func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, lis net.Listener, log logr.Logger) error {
 	var tlsConf *tls.Config
 	var err error
 	switch {
@@ -119,17 +133,14 @@ func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, log log
 		tlsConf, err = extproc.SelfSignedTLS()
 	}
 	if err != nil {
+		lis.Close()
 		return fmt.Errorf("tls: %w", err)
-	}
-	lis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.Server.GRPCAddr, err)
 	}
 	log.Info("kvpick serving ext_proc", "addr", lis.Addr().String(), "tls", tlsConf != nil, "mode", cfg.Router.Mode)
 	return extproc.ServeGRPC(ctx, lis, srv, tlsConf, cfg.Server.ShutdownGrace.Duration)
 }
 
-func serveMetrics(ctx context.Context, addr string, srv *extproc.Server, log logr.Logger) {
+func serveMetrics(ctx context.Context, lis net.Listener, srv *extproc.Server, log logr.Logger) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
@@ -140,11 +151,6 @@ func serveMetrics(ctx context.Context, addr string, srv *extproc.Server, log log
 		}
 		w.Write([]byte("ok\n"))
 	})
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Error(err, "metrics listener", "addr", addr)
-		return
-	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -162,47 +168,18 @@ func startScraper(ctx context.Context, cfg *v1.Config, set *endpoints.Set, index
 	if cfg.Scrape.Disabled {
 		return
 	}
-	sink := scrapeSink{set: set, index: index, notify: notify}
+	sink := &scrape.StateSink{Set: set, Index: index, Stride: cfg.KV.IndexStride(), Notify: notify}
 	sc := scrape.New(scrape.Options{Interval: cfg.Scrape.Interval.Duration, Timeout: cfg.Scrape.Timeout.Duration,
 		StaleAfter: cfg.Scrape.StaleAfter.Duration, ExcludeAfter: cfg.Scrape.ExcludeAfter}, sink, log.WithName("scrape"))
-	retarget := func(s *endpoints.Snapshot) {
-		ts := make([]scrape.Target, 0, len(s.List))
-		for _, e := range s.List {
-			url := "http://" + net.JoinHostPort(e.Address, strconv.Itoa(e.MetricsPort)) + cfg.Scrape.Path
-			ts = append(ts, scrape.Target{Key: e.Key(), URL: url, Engine: scrape.Engine(e.Engine)})
-		}
-		sc.SetTargets(ts)
-	}
+	retarget := func(s *endpoints.Snapshot) { sc.SetTargets(scrape.Targets(s, cfg.Scrape.Path)) }
 	set.OnChange(retarget)
 	retarget(set.Snapshot())
 	go sc.Run(ctx)
 }
 
-type scrapeSink struct {
-	set    *endpoints.Set
-	index  *kvindex.Index
-	notify func()
-}
-
-func (s scrapeSink) UpdateScrape(key string, st scrape.Status) {
-	l := endpoints.Load{Excluded: st.Excluded, Reason: st.LastError, Fresh: st.HasSample && !st.Stale}
-	if st.HasSample {
-		sm := st.Sample
-		l.Waiting, l.Running, l.KVUsage = sm.Waiting, sm.Running, sm.KVUsage
-		l.BlockSize, l.TotalBlocks, l.At = sm.BlockSize, sm.TotalBlocks, sm.ScrapedAt
-		l.RunningLoRA, l.MaxLoRA = sm.RunningLoRA, sm.MaxLoRA
-	}
-	if s.set.UpdateLoad(key, l) && l.TotalBlocks > 0 {
-		if e, ok := s.set.Snapshot().Get(key); ok && e.Endpoint.Capacity.TotalBlocks == 0 {
-			s.index.SetCapacity(key, l.TotalBlocks)
-		}
-	}
-	s.notify()
-}
-
 // startEvents subscribes to every endpoint's KV event publisher.
-func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, rt *router.Router, log logr.Logger) {
-	m := kvevents.NewManager(rt, log.WithName("kvevents"))
+func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, feed *kvfeed.Feed, log logr.Logger) {
+	m := kvevents.NewManager(feed, log.WithName("kvevents"))
 	sync := func(s *endpoints.Snapshot) {
 		subs := make([]kvevents.SubscriberOptions, 0, len(s.List))
 		for _, e := range s.List {

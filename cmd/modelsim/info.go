@@ -108,7 +108,7 @@ func (s *server) render(kind request.Kind) http.HandlerFunc {
 			model = s.model
 		}
 		tokens := promptTokens(req)
-		out := renderedPrompt{Model: model, Prompt: req.Prompt, TokenIDs: tokens, PromptTokenIDs: tokens}
+		out := renderedPrompt{Model: model, Prompt: string(req.Prompt), TokenIDs: tokens, PromptTokenIDs: tokens}
 		if kind == request.KindCompletions {
 			writeJSON(w, []renderedPrompt{out})
 			return

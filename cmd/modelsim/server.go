@@ -108,7 +108,7 @@ func promptTokens(req *request.Request) []uint32 {
 	if len(req.PromptTokenIDs) > 0 {
 		return req.PromptTokenIDs
 	}
-	return tokenize.Approx(make([]uint32, 0, len(req.Prompt)/3+1), req.Prompt)
+	return tokenize.Approx(make([]uint32, 0, len(req.Prompt)/3+1), string(req.Prompt))
 }
 
 // engineError maps an engine.Add error to what the caller sees.

@@ -6,9 +6,9 @@ import (
 )
 
 func BenchmarkAdmitFastPath(b *testing.B) {
-	q := NewQueue(Options{Pool: "bench"}, func(*Item) bool { return true })
+	q := NewQueue[string](Options{Pool: "bench"}, func(*Item[string]) bool { return true })
 	ctx := context.Background()
-	it := &Item{ISLTokens: 1000}
+	it := &Item[string]{ISLTokens: 1000}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := q.Admit(ctx, it); err != nil {
@@ -18,11 +18,11 @@ func BenchmarkAdmitFastPath(b *testing.B) {
 }
 
 func BenchmarkAdmitFastPathParallel(b *testing.B) {
-	q := NewQueue(Options{Pool: "bench"}, func(*Item) bool { return true })
+	q := NewQueue[string](Options{Pool: "bench"}, func(*Item[string]) bool { return true })
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		it := &Item{ISLTokens: 1000}
+		it := &Item[string]{ISLTokens: 1000}
 		for pb.Next() {
 			if err := q.Admit(ctx, it); err != nil {
 				b.Fatal(err)
@@ -31,10 +31,10 @@ func BenchmarkAdmitFastPathParallel(b *testing.B) {
 	})
 }
 
-func benchItems(n int) []*Item {
-	items := make([]*Item, n)
+func benchItems(n int) []*Item[string] {
+	items := make([]*Item[string], n)
 	for i := range items {
-		items[i] = &Item{Priority: i%4 - 1, ISLTokens: 100}
+		items[i] = &Item[string]{Priority: i%4 - 1, ISLTokens: 100}
 	}
 	return items
 }
@@ -43,7 +43,7 @@ func benchItems(n int) []*Item {
 // releases them all in one call.
 func BenchmarkCorePushRelease1000(b *testing.B) {
 	items := benchItems(1000)
-	c := NewCore(Options{})
+	c := NewCore[string](Options{})
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, it := range items {
@@ -60,13 +60,13 @@ func BenchmarkCorePushRelease1000(b *testing.B) {
 // BenchmarkCoreReleaseBlocked1000 is a Notify that frees nothing with 1,000
 // queued: the common case under overload (one predicate call per item).
 func BenchmarkCoreReleaseBlocked1000(b *testing.B) {
-	c := NewCore(Options{})
+	c := NewCore[string](Options{})
 	for _, it := range benchItems(1000) {
 		if _, err := c.Push(it, t0); err != nil {
 			b.Fatal(err)
 		}
 	}
-	none := func(*Item) bool { return false }
+	none := func(*Item[string]) bool { return false }
 	b.ReportAllocs()
 	for b.Loop() {
 		if c.Release(t0, none) != nil {
@@ -76,7 +76,7 @@ func BenchmarkCoreReleaseBlocked1000(b *testing.B) {
 }
 
 func BenchmarkNotifyEmpty(b *testing.B) {
-	q := NewQueue(Options{Pool: "bench"}, func(*Item) bool { return true })
+	q := NewQueue[string](Options{Pool: "bench"}, func(*Item[string]) bool { return true })
 	b.ReportAllocs()
 	for b.Loop() {
 		q.Notify()

@@ -12,13 +12,13 @@ import (
 	"errors"
 	"sort"
 	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
-// Defaults applied to zero or negative Options fields.
-const (
-	DefaultMaxLength = 1024
-	DefaultMaxWait   = 30 * time.Second
-)
+// defaults are the configuration's (api/v1alpha1, their one source), applied
+// to zero or negative Options fields.
+var defaults = v1.Default().Admission
 
 // Options bound the queue. Zero values take the defaults.
 type Options struct {
@@ -33,10 +33,10 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.MaxLength <= 0 {
-		o.MaxLength = DefaultMaxLength
+		o.MaxLength = defaults.MaxQueueLength
 	}
 	if o.MaxWait <= 0 {
-		o.MaxWait = DefaultMaxWait
+		o.MaxWait = defaults.MaxQueueWait.Duration
 	}
 	return o
 }
@@ -50,9 +50,9 @@ var (
 // Core is the deterministic admission queue: priority first (higher first),
 // then arrival order. It holds no goroutines and reads no clock; every time is
 // passed in. Not safe for concurrent use (Queue locks it).
-type Core struct {
+type Core[T any] struct {
 	opts   Options
-	levels []*level // descending priority, none empty between calls
+	levels []*level[T] // descending priority, none empty between calls
 	n      int
 	tokens int
 	seq    uint64
@@ -60,16 +60,16 @@ type Core struct {
 }
 
 // NewCore returns an empty queue with o's limits (defaults for zero fields).
-func NewCore(o Options) *Core { return &Core{opts: o.withDefaults()} }
+func NewCore[T any](o Options) *Core[T] { return &Core[T]{opts: o.withDefaults()} }
 
 // Options returns the limits in force, defaults applied.
-func (c *Core) Options() Options { return c.opts }
+func (c *Core[T]) Options() Options { return c.opts }
 
 // Len is the number of queued items.
-func (c *Core) Len() int { return c.n }
+func (c *Core[T]) Len() int { return c.n }
 
 // PendingTokens is the sum of the queued items' ISLTokens (negatives count 0).
-func (c *Core) PendingTokens() int { return c.tokens }
+func (c *Core[T]) PendingTokens() int { return c.tokens }
 
 // Push queues it at now. When the queue is full, a sheddable queued item
 // (priority < 0) of lower priority than it is evicted — the newest of the
@@ -78,7 +78,7 @@ func (c *Core) PendingTokens() int { return c.tokens }
 // limit. A now earlier than a previous push counts as that previous time, so
 // FIFO order and expiry order agree. Returns ErrNilItem or ErrAlreadyQueued on
 // misuse.
-func (c *Core) Push(it *Item, now time.Time) (evicted *Item, err error) {
+func (c *Core[T]) Push(it *Item[T], now time.Time) (evicted *Item[T], err error) {
 	if it == nil {
 		return nil, ErrNilItem
 	}
@@ -103,7 +103,7 @@ func (c *Core) Push(it *Item, now time.Time) (evicted *Item, err error) {
 // TryNow, else Push. After a push the caller must run Release(now,
 // canDispatch), as Queue does, so an arrival that can go although older items
 // cannot is not held until the next capacity change.
-func (c *Core) Arrive(it *Item, now time.Time, canDispatch func(*Item) bool) (dispatched bool, evicted *Item, err error) {
+func (c *Core[T]) Arrive(it *Item[T], now time.Time, canDispatch func(*Item[T]) bool) (dispatched bool, evicted *Item[T], err error) {
 	if c.TryNow(it, canDispatch) {
 		return true, nil, nil
 	}
@@ -115,13 +115,13 @@ func (c *Core) Arrive(it *Item, now time.Time, canDispatch func(*Item) bool) (di
 // canDispatch(it) passes (reserving, see Release), it may be dispatched at
 // once and is never queued. It reads no time, so a real-time caller only
 // reads the clock when the item has to wait.
-func (c *Core) TryNow(it *Item, canDispatch func(*Item) bool) bool {
+func (c *Core[T]) TryNow(it *Item[T], canDispatch func(*Item[T]) bool) bool {
 	return it != nil && it.owner == nil && c.n == 0 && canDispatch != nil && canDispatch(it)
 }
 
 // victim is the item a full queue sheds for an arrival of priority prio: the
 // newest of the lowest priority, if that priority is sheddable and below prio.
-func (c *Core) victim(prio int) *Item {
+func (c *Core[T]) victim(prio int) *Item[T] {
 	if len(c.levels) == 0 {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (c *Core) victim(prio int) *Item {
 	return low.tail
 }
 
-func (c *Core) insert(it *Item, now time.Time) {
+func (c *Core[T]) insert(it *Item[T], now time.Time) {
 	if now.Before(c.last) {
 		now = c.last
 	}
@@ -147,12 +147,12 @@ func (c *Core) insert(it *Item, now time.Time) {
 }
 
 // levelFor finds or creates the level of priority prio.
-func (c *Core) levelFor(prio int) *level {
+func (c *Core[T]) levelFor(prio int) *level[T] {
 	i := sort.Search(len(c.levels), func(i int) bool { return c.levels[i].prio <= prio })
 	if i < len(c.levels) && c.levels[i].prio == prio {
 		return c.levels[i]
 	}
-	l := &level{prio: prio}
+	l := &level[T]{prio: prio}
 	c.levels = append(c.levels, nil)
 	copy(c.levels[i+1:], c.levels[i:])
 	c.levels[i] = l
@@ -161,7 +161,7 @@ func (c *Core) levelFor(prio int) *level {
 
 // unlink takes a queued item out; empty levels are dropped later by compact,
 // so walks over c.levels stay valid while items leave.
-func (c *Core) unlink(it *Item) {
+func (c *Core[T]) unlink(it *Item[T]) {
 	it.lvl.unlink(it)
 	it.owner = nil
 	c.n--
@@ -169,7 +169,7 @@ func (c *Core) unlink(it *Item) {
 }
 
 // compact drops empty levels, keeping order.
-func (c *Core) compact() {
+func (c *Core[T]) compact() {
 	kept := c.levels[:0]
 	for _, l := range c.levels {
 		if !l.empty() {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -16,20 +18,22 @@ var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
 // item makes an item whose Value is its name.
-func item(name string, prio int) *Item { return &Item{Priority: prio, ISLTokens: 10, Value: name} }
+func item(name string, prio int) *Item[string] {
+	return &Item[string]{Priority: prio, ISLTokens: 10, Value: name}
+}
 
-func names(items []*Item) string {
+func names(items []*Item[string]) string {
 	s := make([]string, len(items))
 	for i, it := range items {
-		s[i] = it.Value.(string)
+		s[i] = it.Value
 	}
 	return strings.Join(s, ",")
 }
 
-func all(*Item) bool { return true }
+func all(*Item[string]) bool { return true }
 
 // pushAll pushes items at 1 ms intervals and fails on any error or eviction.
-func pushAll(t *testing.T, c *Core, items ...*Item) {
+func pushAll(t *testing.T, c *Core[string], items ...*Item[string]) {
 	t.Helper()
 	for i, it := range items {
 		ev, err := c.Push(it, at(i))
@@ -43,18 +47,18 @@ func TestReleaseOrder(t *testing.T) {
 	tests := []struct {
 		name  string
 		prios []int // item i is named "i"
-		allow func(*Item) bool
+		allow func(*Item[string]) bool
 		want  string
 		left  int
 	}{
 		{"fifo within a priority", []int{0, 0, 0}, all, "0,1,2", 0},
 		{"priority first", []int{0, 5, -1, 5, 2}, all, "1,3,4,0,2", 0},
-		{"no head-of-line blocking", []int{1, 0, 0}, func(it *Item) bool { return it.Value != "0" }, "1,2", 1},
-		{"nothing can go", []int{0, 1}, func(*Item) bool { return false }, "", 2},
+		{"no head-of-line blocking", []int{1, 0, 0}, func(it *Item[string]) bool { return it.Value != "0" }, "1,2", 1},
+		{"nothing can go", []int{0, 1}, func(*Item[string]) bool { return false }, "", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCore(Options{})
+			c := NewCore[string](Options{})
 			for i, p := range tt.prios {
 				pushAll(t, c, item(fmt.Sprint(i), p))
 			}
@@ -67,10 +71,10 @@ func TestReleaseOrder(t *testing.T) {
 }
 
 func TestReleaseReservation(t *testing.T) {
-	c := NewCore(Options{})
+	c := NewCore[string](Options{})
 	pushAll(t, c, item("a", 0), item("b", 0), item("c", 0))
 	free := 2 // the predicate reserves a slot per item it passes
-	got := c.Release(at(10), func(*Item) bool {
+	got := c.Release(at(10), func(*Item[string]) bool {
 		if free == 0 {
 			return false
 		}
@@ -100,9 +104,9 @@ func TestPushFull(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewCore(Options{MaxLength: 3})
+			c := NewCore[string](Options{MaxLength: 3})
 			if tt.name == "room left" {
-				c = NewCore(Options{MaxLength: 2})
+				c = NewCore[string](Options{MaxLength: 2})
 			}
 			for i, p := range tt.queued {
 				pushAll(t, c, item(fmt.Sprint(i), p))
@@ -121,7 +125,7 @@ func TestPushFull(t *testing.T) {
 				t.Fatalf("push: %v", err)
 			}
 			if got := ""; ev != nil {
-				got = ev.Value.(string)
+				got = ev.Value
 				if got != tt.evicted || ev.Queued() {
 					t.Fatalf("evicted %q (queued %v), want %q", got, ev.Queued(), tt.evicted)
 				}
@@ -144,7 +148,7 @@ func checkAPIErr(t *testing.T, err error, status int, typ, msgPart string) {
 }
 
 func TestPushMisuse(t *testing.T) {
-	c, other := NewCore(Options{}), NewCore(Options{})
+	c, other := NewCore[string](Options{}), NewCore[string](Options{})
 	it := item("a", 0)
 	if _, err := c.Push(nil, t0); !errors.Is(err, ErrNilItem) {
 		t.Fatalf("nil push: %v", err)
@@ -168,7 +172,7 @@ func TestPushMisuse(t *testing.T) {
 }
 
 func TestExpire(t *testing.T) {
-	c := NewCore(Options{MaxWait: 100 * time.Millisecond})
+	c := NewCore[string](Options{MaxWait: 100 * time.Millisecond})
 	if _, ok := c.NextDeadline(); ok {
 		t.Fatal("empty core has a deadline")
 	}
@@ -188,7 +192,7 @@ func TestExpire(t *testing.T) {
 }
 
 func TestPushClampsTime(t *testing.T) {
-	c := NewCore(Options{MaxWait: time.Second})
+	c := NewCore[string](Options{MaxWait: time.Second})
 	a, b := item("a", 0), item("b", 0)
 	pushAll(t, c, a)
 	if _, err := c.Push(b, at(-500)); err != nil {
@@ -203,9 +207,9 @@ func TestPushClampsTime(t *testing.T) {
 }
 
 func TestPendingTokens(t *testing.T) {
-	c := NewCore(Options{})
-	a, b := &Item{ISLTokens: 100, Value: "a"}, &Item{ISLTokens: -5, Value: "b"}
-	pushAll(t, c, a, b, &Item{ISLTokens: 7, Value: "c"})
+	c := NewCore[string](Options{})
+	a, b := &Item[string]{ISLTokens: 100, Value: "a"}, &Item[string]{ISLTokens: -5, Value: "b"}
+	pushAll(t, c, a, b, &Item[string]{ISLTokens: 7, Value: "c"})
 	a.ISLTokens = 1 // edits after push must not skew the sum
 	if c.PendingTokens() != 107 {
 		t.Fatalf("pending tokens %d, want 107", c.PendingTokens())
@@ -217,20 +221,20 @@ func TestPendingTokens(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	o := NewCore(Options{MaxLength: -1}).Options()
-	if o.MaxLength != DefaultMaxLength || o.MaxWait != DefaultMaxWait {
+	o := NewCore[string](Options{MaxLength: -1}).Options()
+	if d := v1.Default().Admission; o.MaxLength != d.MaxQueueLength || o.MaxWait != d.MaxQueueWait.Duration {
 		t.Fatalf("defaults not applied: %+v", o)
 	}
 }
 
 func TestArrive(t *testing.T) {
-	c := NewCore(Options{MaxLength: 1})
-	yes := func(*Item) bool { return true }
+	c := NewCore[string](Options{MaxLength: 1})
+	yes := func(*Item[string]) bool { return true }
 	a, b, d := item("a", 0), item("b", 0), item("d", 0)
 	if went, ev, err := c.Arrive(a, t0, yes); !went || ev != nil || err != nil || a.Queued() {
 		t.Fatalf("empty queue, passing predicate: went %v ev %v err %v", went, ev, err)
 	}
-	if went, _, err := c.Arrive(b, t0, func(*Item) bool { return false }); went || err != nil || !b.Queued() {
+	if went, _, err := c.Arrive(b, t0, func(*Item[string]) bool { return false }); went || err != nil || !b.Queued() {
 		t.Fatalf("blocked arrival not queued: went %v err %v", went, err)
 	}
 	// Something is queued: even a passing arrival queues (the caller then runs Release).

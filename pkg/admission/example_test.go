@@ -12,17 +12,17 @@ import (
 // reserves capacity when it lets an item go.
 func ExampleCore() {
 	free := 1
-	canGo := func(*admission.Item) bool {
+	canGo := func(*admission.Item[string]) bool {
 		if free == 0 {
 			return false
 		}
 		free-- // reserve
 		return true
 	}
-	c := admission.NewCore(admission.Options{MaxWait: 10 * time.Second})
+	c := admission.NewCore[string](admission.Options{MaxWait: 10 * time.Second})
 	t0 := time.Unix(0, 0)
 	for i, prio := range []int{0, 0, 5} {
-		it := &admission.Item{Priority: prio, Value: fmt.Sprint("req", i)}
+		it := &admission.Item[string]{Priority: prio, Value: fmt.Sprint("req", i)}
 		now := t0.Add(time.Duration(i) * time.Second)
 		if went, _, _ := c.Arrive(it, now, canGo); went {
 			fmt.Println(it.Value, "dispatched at once")

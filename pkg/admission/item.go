@@ -5,19 +5,19 @@ import "time"
 // Item is one request waiting for admission. The caller fills the exported
 // fields; the rest is the queue's bookkeeping. An Item may be queued in at most
 // one Core at a time and may be pushed again after it has left.
-type Item struct {
+type Item[T any] struct {
 	// Priority orders the queue: higher first. Negative means sheddable: the
 	// item may be evicted by a higher-priority arrival when the queue is full.
 	Priority int
 	// ISLTokens is the prompt length, summed into the pending-tokens gauge.
 	ISLTokens int
 	// Value is the caller's payload (e.g. the request); the queue never reads it.
-	Value any
+	Value T
 
-	owner    *Core
-	lvl      *level
-	prev     *Item
-	next     *Item
+	owner    *Core[T]
+	lvl      *level[T]
+	prev     *Item[T]
+	next     *Item[T]
 	seq      uint64
 	tokens   int // ISLTokens as counted at Push, so later edits cannot skew the sum
 	enqueued time.Time
@@ -27,23 +27,23 @@ type Item struct {
 
 // Queued reports whether the item is waiting in a Core. Not safe to call
 // concurrently with that Core's methods.
-func (it *Item) Queued() bool { return it.owner != nil }
+func (it *Item[T]) Queued() bool { return it.owner != nil }
 
 // EnqueuedAt is the time the item was last pushed.
-func (it *Item) EnqueuedAt() time.Time { return it.enqueued }
+func (it *Item[T]) EnqueuedAt() time.Time { return it.enqueued }
 
 // Deadline is the time after which the last push expires (EnqueuedAt + MaxWait).
-func (it *Item) Deadline() time.Time { return it.deadline }
+func (it *Item[T]) Deadline() time.Time { return it.deadline }
 
 // level is the FIFO of all queued items of one priority: a doubly linked list,
 // so that append, unlink and in-order walks are all O(1) per item.
-type level struct {
+type level[T any] struct {
 	prio int
-	head *Item
-	tail *Item
+	head *Item[T]
+	tail *Item[T]
 }
 
-func (l *level) append(it *Item) {
+func (l *level[T]) append(it *Item[T]) {
 	it.lvl, it.prev, it.next = l, l.tail, nil
 	if l.tail != nil {
 		l.tail.next = it
@@ -53,7 +53,7 @@ func (l *level) append(it *Item) {
 	l.tail = it
 }
 
-func (l *level) unlink(it *Item) {
+func (l *level[T]) unlink(it *Item[T]) {
 	if it.prev != nil {
 		it.prev.next = it.next
 	} else {
@@ -67,4 +67,4 @@ func (l *level) unlink(it *Item) {
 	it.lvl, it.prev, it.next = nil, nil, nil
 }
 
-func (l *level) empty() bool { return l.head == nil }
+func (l *level[T]) empty() bool { return l.head == nil }

@@ -99,7 +99,7 @@ func (m *model) state() string {
 	return fmt.Sprintf("len=%d tok=%d next=%v", len(m.items), tok, next)
 }
 
-func coreState(c *Core) string {
+func coreState(c *Core[string]) string {
 	next, _ := c.NextDeadline()
 	return fmt.Sprintf("len=%d tok=%d next=%v", c.Len(), c.PendingTokens(), next)
 }
@@ -108,9 +108,9 @@ func coreState(c *Core) string {
 // returns the Core's trace; it fails t on the first divergence.
 func runOps(t testing.TB, ops []byte) string {
 	const maxLen = 6
-	c := NewCore(Options{MaxLength: maxLen, MaxWait: 50 * time.Millisecond})
+	c := NewCore[string](Options{MaxLength: maxLen, MaxWait: 50 * time.Millisecond})
 	m := &model{max: maxLen, wait: 50 * time.Millisecond}
-	byName := map[string]*Item{}
+	byName := map[string]*Item[string]{}
 	var trace strings.Builder
 	now := t0
 	for i := 0; i+1 < len(ops); i += 2 {
@@ -120,7 +120,7 @@ func runOps(t testing.TB, ops []byte) string {
 		switch op {
 		case 0, 1: // push; now may step back to exercise the clamp
 			name, prio, pushAt := fmt.Sprint("i", i), arg%5-2, now.Add(-time.Duration(arg%3)*time.Millisecond)
-			it := &Item{Priority: prio, ISLTokens: arg - 20, Value: name}
+			it := &Item[string]{Priority: prio, ISLTokens: arg - 20, Value: name}
 			ev, err := c.Push(it, pushAt)
 			got = fmt.Sprintf("push %s ev=%s err=%v", name, nameOf(ev), err != nil)
 			mev, full := m.push(name, prio, arg-20, pushAt)
@@ -132,8 +132,8 @@ func runOps(t testing.TB, ops []byte) string {
 			budget := arg % 4
 			rule := func(name string) bool { return len(name)%2 == arg%2 || arg%3 == 0 }
 			var calls, mcalls []string
-			rel := c.Release(now, func(it *Item) bool {
-				n := it.Value.(string)
+			rel := c.Release(now, func(it *Item[string]) bool {
+				n := it.Value
 				calls = append(calls, n)
 				ok := budget > 0 && rule(n)
 				if ok {
@@ -172,11 +172,11 @@ func runOps(t testing.TB, ops []byte) string {
 	return trace.String()
 }
 
-func nameOf(it *Item) string {
+func nameOf(it *Item[string]) string {
 	if it == nil {
 		return ""
 	}
-	return it.Value.(string)
+	return it.Value
 }
 
 func TestCoreMatchesModelAndIsDeterministic(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 // calling goroutine until its request is dispatched or turned away. One timer
 // per Queue enforces MaxWait; no goroutine is started per request. Safe for
 // concurrent use.
-type Queue struct {
+type Queue[T any] struct {
 	mu          sync.Mutex
-	core        *Core
-	canDispatch func(*Item) bool
+	core        *Core[T]
+	canDispatch func(*Item[T]) bool
 	closed      bool
 	timer       *time.Timer
 	armed       time.Time // deadline the timer is set for; zero when unset
@@ -31,15 +31,15 @@ type Queue struct {
 // contract of Core.Release: it is only ever called with the Queue's lock held
 // (so calls never overlap), must reserve the capacity of an item it passes,
 // and must not call back into the Queue. o.Pool labels the metrics.
-func NewQueue(o Options, canDispatch func(*Item) bool) *Queue {
-	return &Queue{core: NewCore(o), canDispatch: canDispatch, m: newQueueMetrics(o.Pool)}
+func NewQueue[T any](o Options, canDispatch func(*Item[T]) bool) *Queue[T] {
+	return &Queue[T]{core: NewCore[T](o), canDispatch: canDispatch, m: newQueueMetrics(o.Pool)}
 }
 
 // Len is the number of requests waiting.
-func (q *Queue) Len() int { return int(q.n.Load()) }
+func (q *Queue[T]) Len() int { return int(q.n.Load()) }
 
 // PendingTokens is the sum of the waiting requests' prompt tokens.
-func (q *Queue) PendingTokens() int {
+func (q *Queue[T]) PendingTokens() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.core.PendingTokens()
@@ -52,7 +52,7 @@ func (q *Queue) PendingTokens() int {
 // request_shed, queue_timeout), a 503 *apierr.Error after Close, or ctx.Err()
 // wrapped when the caller went away — the item leaves the queue at once.
 // Misuse (nil item, item already queued) returns ErrNilItem or ErrAlreadyQueued.
-func (q *Queue) Admit(ctx context.Context, it *Item) error {
+func (q *Queue[T]) Admit(ctx context.Context, it *Item[T]) error {
 	if it == nil {
 		return ErrNilItem
 	}
@@ -74,7 +74,7 @@ func (q *Queue) Admit(ctx context.Context, it *Item) error {
 
 // enter takes the fast path or queues it; done reports that Admit has its
 // answer in err without waiting on the returned channel.
-func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
+func (q *Queue[T]) enter(it *Item[T]) (wake <-chan error, done bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -100,7 +100,7 @@ func (q *Queue) enter(it *Item) (wake <-chan error, done bool, err error) {
 
 // queued runs after a push: shed the evicted item, then release, since the
 // arrival may go now although the items before it cannot.
-func (q *Queue) queued(now time.Time, evicted *Item) {
+func (q *Queue[T]) queued(now time.Time, evicted *Item[T]) {
 	// Publish the length before releasing: a Notify that saw an empty queue
 	// must then be ordered before this Release's reads of the caller's state.
 	q.publish()
@@ -114,7 +114,7 @@ func (q *Queue) queued(now time.Time, evicted *Item) {
 // abandon handles ctx ending while it waits. If it already left the queue
 // (dispatched, expired, shed, closed) that answer stands: it is already in the
 // channel, sent under the lock.
-func (q *Queue) abandon(ctx context.Context, it *Item, wake <-chan error) error {
+func (q *Queue[T]) abandon(ctx context.Context, it *Item[T], wake <-chan error) error {
 	q.mu.Lock()
 	removed := q.core.Remove(it)
 	if removed {
@@ -136,7 +136,7 @@ func (q *Queue) abandon(ctx context.Context, it *Item, wake <-chan error) error 
 // the calling goroutine, so call Notify after the capacity change and without
 // holding any lock canDispatch takes. Safe from any goroutine, but not from
 // inside canDispatch.
-func (q *Queue) Notify() {
+func (q *Queue[T]) Notify() {
 	if q.n.Load() == 0 {
 		return
 	}
@@ -153,7 +153,7 @@ func (q *Queue) Notify() {
 	}
 }
 
-func (q *Queue) releaseNow() {
+func (q *Queue[T]) releaseNow() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	now := time.Now()
@@ -163,7 +163,7 @@ func (q *Queue) releaseNow() {
 
 // Close wakes every waiter with a 503 shutting-down error; later Admits get
 // the same. Idempotent.
-func (q *Queue) Close() {
+func (q *Queue[T]) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true

@@ -10,7 +10,7 @@ import (
 
 // release dispatches every queued item canDispatch passes. Waiters are woken
 // after publish, so a woken caller sees Len without its item.
-func (q *Queue) release(now time.Time) {
+func (q *Queue[T]) release(now time.Time) {
 	out := q.core.Release(now, q.canDispatch)
 	q.publish()
 	for _, it := range out {
@@ -19,7 +19,7 @@ func (q *Queue) release(now time.Time) {
 }
 
 // expire turns away the items past MaxWait; it runs on the timer.
-func (q *Queue) expire() {
+func (q *Queue[T]) expire() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.armed = time.Time{}
@@ -34,7 +34,7 @@ func (q *Queue) expire() {
 
 // finish answers the waiter of an item that has left the core. The channel
 // has room for exactly this one answer.
-func (q *Queue) finish(it *Item, now time.Time, err *apierr.Error, reason string) {
+func (q *Queue[T]) finish(it *Item[T], now time.Time, err *apierr.Error, reason string) {
 	q.m.left(reason, now.Sub(it.enqueued))
 	if it.wake == nil {
 		return
@@ -50,7 +50,7 @@ func (q *Queue) finish(it *Item, now time.Time, err *apierr.Error, reason string
 // arm sets the timer for the earliest deadline if it is not already set for
 // that time or earlier. A timer left set for a deadline that has since left
 // the queue fires harmlessly and re-arms.
-func (q *Queue) arm() {
+func (q *Queue[T]) arm() {
 	next, ok := q.core.NextDeadline()
 	if !ok || (!q.armed.IsZero() && !next.Before(q.armed)) || q.closed {
 		return
@@ -65,7 +65,7 @@ func (q *Queue) arm() {
 }
 
 // publish moves the length mirror and the gauges to the core's values.
-func (q *Queue) publish() {
+func (q *Queue[T]) publish() {
 	q.n.Store(int64(q.core.Len()))
 	q.m.publish(q.core.Len(), q.core.PendingTokens())
 }

@@ -24,10 +24,10 @@ type slots struct {
 	free     int
 	inFlight int
 	maxSeen  int
-	allow    func(*Item) bool // optional extra rule
+	allow    func(*Item[string]) bool // optional extra rule
 }
 
-func (s *slots) take(it *Item) bool {
+func (s *slots) take(it *Item[string]) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.free == 0 || (s.allow != nil && !s.allow(it)) {
@@ -52,10 +52,10 @@ type result struct {
 }
 
 // admitAsync runs Admit in a goroutine and waits until the item is queued.
-func admitAsync(t *testing.T, ctx context.Context, q *Queue, it *Item, out chan<- result) {
+func admitAsync(t *testing.T, ctx context.Context, q *Queue[string], it *Item[string], out chan<- result) {
 	t.Helper()
 	before := q.Len()
-	go func() { out <- result{it.Value.(string), q.Admit(ctx, it)} }()
+	go func() { out <- result{it.Value, q.Admit(ctx, it)} }()
 	waitFor(t, func() bool { return q.Len() > before }, "item queued")
 }
 
@@ -91,7 +91,7 @@ func noResult(t *testing.T, ch <-chan result) {
 func TestAdmitImmediate(t *testing.T) {
 	pool := uniquePool("t-immediate")
 	s := &slots{free: 1}
-	q := NewQueue(Options{Pool: pool}, s.take)
+	q := NewQueue[string](Options{Pool: pool}, s.take)
 	if err := q.Admit(context.Background(), item("a", 0)); err != nil || s.inFlight != 1 || q.Len() != 0 {
 		t.Fatalf("admit: %v, in flight %d, len %d", err, s.inFlight, q.Len())
 	}
@@ -100,7 +100,7 @@ func TestAdmitImmediate(t *testing.T) {
 func TestAdmitWaitsForNotify(t *testing.T) {
 	pool := uniquePool("t-notify")
 	s := &slots{}
-	q := NewQueue(Options{Pool: pool}, s.take)
+	q := NewQueue[string](Options{Pool: pool}, s.take)
 	out := make(chan result, 1)
 	admitAsync(t, context.Background(), q, item("a", 0), out)
 	q.Notify() // nothing freed yet
@@ -121,9 +121,9 @@ func TestAdmitWaitsForNotify(t *testing.T) {
 func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
 	pool := uniquePool("t-order")
 	s := &slots{}
-	q := NewQueue(Options{Pool: pool}, s.take)
+	q := NewQueue[string](Options{Pool: pool}, s.take)
 	out := make(chan result, 8)
-	for _, it := range []*Item{item("low", 0), item("high1", 5), item("mid", 2), item("high2", 5)} {
+	for _, it := range []*Item[string]{item("low", 0), item("high1", 5), item("mid", 2), item("high2", 5)} {
 		admitAsync(t, context.Background(), q, it, out)
 	}
 	if got := gauge(t, telemetry.QueuePendingRequests, pool); got != 4 {
@@ -140,7 +140,7 @@ func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
 	}
 
 	// "blocked" (higher priority) cannot go anywhere; "free" can: free goes.
-	s.allow = func(it *Item) bool { return it.Value != "blocked" }
+	s.allow = func(it *Item[string]) bool { return it.Value != "blocked" }
 	admitAsync(t, context.Background(), q, item("blocked", 9), out)
 	s.put(1)
 	if err := q.Admit(context.Background(), item("free", 0)); err != nil {
@@ -152,16 +152,16 @@ func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
 }
 
 func names2(s []string) string {
-	items := make([]*Item, len(s))
+	items := make([]*Item[string], len(s))
 	for i, n := range s {
-		items[i] = &Item{Value: n}
+		items[i] = &Item[string]{Value: n}
 	}
 	return names(items)
 }
 
 func TestQueueFullAndShed(t *testing.T) {
 	pool := uniquePool("t-full")
-	q := NewQueue(Options{Pool: pool, MaxLength: 2}, func(*Item) bool { return false })
+	q := NewQueue[string](Options{Pool: pool, MaxLength: 2}, func(*Item[string]) bool { return false })
 	out := make(chan result, 4)
 	admitAsync(t, context.Background(), q, item("normal", 0), out)
 	admitAsync(t, context.Background(), q, item("sheddable", -1), out)
@@ -190,9 +190,9 @@ func TestQueueFullAndShed(t *testing.T) {
 
 func TestQueueTimeout(t *testing.T) {
 	pool := uniquePool("t-timeout")
-	q := NewQueue(Options{Pool: pool, MaxWait: 30 * time.Millisecond}, func(*Item) bool { return false })
+	q := NewQueue[string](Options{Pool: pool, MaxWait: 30 * time.Millisecond}, func(*Item[string]) bool { return false })
 	start := time.Now()
-	err := q.Admit(context.Background(), &Item{Value: "a", ISLTokens: 100})
+	err := q.Admit(context.Background(), &Item[string]{Value: "a", ISLTokens: 100})
 	checkAPIErr(t, err, http.StatusTooManyRequests, apierr.TypeQueueTimeout, "30ms")
 	if waited := time.Since(start); waited < 30*time.Millisecond || q.Len() != 0 {
 		t.Fatalf("returned after %v with len %d", waited, q.Len())
@@ -204,7 +204,7 @@ func TestQueueTimeout(t *testing.T) {
 
 func TestAdmitCancel(t *testing.T) {
 	pool := uniquePool("t-cancel")
-	q := NewQueue(Options{Pool: pool}, func(*Item) bool { return false })
+	q := NewQueue[string](Options{Pool: pool}, func(*Item[string]) bool { return false })
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan result, 1)
 	admitAsync(t, ctx, q, item("a", 0), out)
@@ -220,7 +220,7 @@ func TestAdmitCancel(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	pool := uniquePool("t-close")
-	q := NewQueue(Options{Pool: pool}, func(*Item) bool { return false })
+	q := NewQueue[string](Options{Pool: pool}, func(*Item[string]) bool { return false })
 	out := make(chan result, 3)
 	for _, n := range []string{"a", "b", "c"} {
 		admitAsync(t, context.Background(), q, item(n, 0), out)
@@ -243,7 +243,7 @@ func TestConcurrentCapacity(t *testing.T) {
 	pool := uniquePool("t-race")
 	const capacity, clients = 4, 200
 	s := &slots{free: capacity}
-	q := NewQueue(Options{Pool: pool}, s.take)
+	q := NewQueue[string](Options{Pool: pool}, s.take)
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -252,7 +252,7 @@ func TestConcurrentCapacity(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := q.Admit(ctx, &Item{Priority: i % 3, ISLTokens: i}); err != nil {
+			if err := q.Admit(ctx, &Item[string]{Priority: i % 3, ISLTokens: i}); err != nil {
 				failed.Add(1)
 				return
 			}
@@ -291,7 +291,7 @@ func TestCancelRacesDispatch(t *testing.T) {
 	pool := uniquePool("t-cancel-race")
 	for i := range 200 {
 		s := &slots{}
-		q := NewQueue(Options{Pool: pool}, s.take)
+		q := NewQueue[string](Options{Pool: pool}, s.take)
 		ctx, cancel := context.WithCancel(context.Background())
 		out := make(chan result, 1)
 		admitAsync(t, ctx, q, item("a", 0), out)
@@ -316,7 +316,7 @@ func TestCancelRacesDispatch(t *testing.T) {
 
 func TestAdmitMisuse(t *testing.T) {
 	pool := uniquePool("t-misuse")
-	q := NewQueue(Options{Pool: pool}, func(*Item) bool { return false })
+	q := NewQueue[string](Options{Pool: pool}, func(*Item[string]) bool { return false })
 	if err := q.Admit(context.Background(), nil); !errors.Is(err, ErrNilItem) {
 		t.Fatalf("nil item: %v", err)
 	}

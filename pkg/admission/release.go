@@ -14,11 +14,11 @@ import "time"
 // the calls for later items see it and several items do not all pass on the
 // same free slot. The reservation then belongs to the caller. canDispatch must
 // not call back into this Core. Returns nil when nothing was released.
-func (c *Core) Release(now time.Time, canDispatch func(*Item) bool) []*Item {
+func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Item[T] {
 	if c.n == 0 || canDispatch == nil {
 		return nil
 	}
-	var out []*Item
+	var out []*Item[T]
 	for _, l := range c.levels {
 		for it := l.head; it != nil; {
 			next := it.next
@@ -39,8 +39,8 @@ func (c *Core) Release(now time.Time, canDispatch func(*Item) bool) []*Item {
 // at or before now, in priority order then FIFO; the caller answers them 429
 // queue_timeout. Cost is proportional to the items returned plus the number of
 // distinct priorities.
-func (c *Core) Expire(now time.Time) []*Item {
-	var out []*Item
+func (c *Core[T]) Expire(now time.Time) []*Item[T] {
+	var out []*Item[T]
 	for _, l := range c.levels {
 		// Each level is in push order and push times never go backwards, so
 		// the expired items of a level are a prefix of it.
@@ -58,7 +58,7 @@ func (c *Core) Expire(now time.Time) []*Item {
 
 // Remove takes it out of the queue (the caller gave up, e.g. the client went
 // away). Reports false when it is not queued here.
-func (c *Core) Remove(it *Item) bool {
+func (c *Core[T]) Remove(it *Item[T]) bool {
 	if it == nil || it.owner != c {
 		return false
 	}
@@ -69,8 +69,8 @@ func (c *Core) Remove(it *Item) bool {
 
 // Drain removes and returns every queued item in priority order then FIFO
 // (shutdown).
-func (c *Core) Drain() []*Item {
-	var out []*Item
+func (c *Core[T]) Drain() []*Item[T] {
+	var out []*Item[T]
 	for _, l := range c.levels {
 		for l.head != nil {
 			it := l.head
@@ -84,7 +84,7 @@ func (c *Core) Drain() []*Item {
 
 // NextDeadline is the earliest deadline among the queued items, for a timer
 // or a simulator's event queue; false when the queue is empty.
-func (c *Core) NextDeadline() (time.Time, bool) {
+func (c *Core[T]) NextDeadline() (time.Time, bool) {
 	var next time.Time
 	found := false
 	for _, l := range c.levels {

@@ -1,6 +1,7 @@
 package extproc
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kvpick/kvpick/internal/testutil"
+	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
 )
 
 // BenchmarkDecisionStream is one full request over real gRPC on loopback with the fake router: headers + an
@@ -36,16 +38,7 @@ func BenchmarkDecisionStream(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				t0 := time.Now()
-				st, res, err := h.client.Route(ctx, req)
-				if err != nil || res.Status != 0 {
-					b.Fatalf("route: %v %+v", err, res)
-				}
-				if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sseChunks[1:]); err != nil {
-					b.Fatal(err)
-				}
-				if err := st.Close(); err != nil {
-					b.Fatal(err)
-				}
+				res := roundTrip(b, h, ctx, req)
 				lat, decided = append(lat, time.Since(t0)), append(decided, res.DecisionLatency)
 			}
 			testutil.ReportPercentiles(b, "", lat)
@@ -81,4 +74,19 @@ func BenchmarkDecisionBody220KB(b *testing.B) {
 			b.Fatalf("process: %v, %d answers", err, ms.nsent)
 		}
 	}
+}
+
+// roundTrip is one benchmark request: routed, answered with SSE chunks, closed.
+func roundTrip(b *testing.B, h *harness, ctx context.Context, req envoyclient.Request) *envoyclient.Result {
+	st, res, err := h.client.Route(ctx, req)
+	if err != nil || res.Status != 0 {
+		b.Fatalf("route: %v %+v", err, res)
+	}
+	if err := st.Respond(ctx, 200, "text/event-stream", res.Endpoints[0], sseChunks[1:]); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return res
 }

@@ -9,6 +9,9 @@ const maxPooledBody = 1 << 20
 
 var bufPool sync.Pool // of *[]byte
 
+// poisonByte is what released buffers are filled with under -tags kvpickpoison.
+const poisonByte = 0xDB
+
 // getBody returns an empty buffer with capacity for at least n bytes.
 func getBody(n int64) []byte {
 	if bp, ok := bufPool.Get().(*[]byte); ok && int64(cap(*bp)) >= n {
@@ -40,6 +43,7 @@ func putBuf(bp *[]byte) {
 	if cap(*bp) == 0 || cap(*bp) > maxPooledBody {
 		return
 	}
+	poison(*bp) // a no-op unless built with -tags kvpickpoison
 	*bp = (*bp)[:0]
 	bufPool.Put(bp)
 }

@@ -1,10 +1,14 @@
 package extproc
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
@@ -71,5 +75,18 @@ func TestTooLargeDeclaredContentLength(t *testing.T) {
 	st.Close()
 	if res.Status != 413 || len(h.router.allDecisions()) != 0 {
 		t.Fatalf("status %d, decisions %d", res.Status, len(h.router.allDecisions()))
+	}
+}
+
+// TestProtocolErrorKeepsItsCause: the proxy sees FailedPrecondition with the
+// message, and code on this side can still branch on errProtocol.
+func TestProtocolErrorKeepsItsCause(t *testing.T) {
+	err := protocolError("request body before headers (%d bytes)", 12)
+	if !errors.Is(err, errProtocol) {
+		t.Fatalf("%v does not match errProtocol", err)
+	}
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.FailedPrecondition || !strings.Contains(st.Message(), "12 bytes") {
+		t.Fatalf("status %v ok %v", st, ok)
 	}
 }

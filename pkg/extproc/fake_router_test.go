@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 )
 
 // fakeRouter is an in-memory Router: round-robin over a fixed list, the subset hint honoured, with configurable
@@ -17,12 +17,12 @@ import (
 type fakeRouter struct {
 	mu        sync.Mutex
 	endpoints []string
-	fallbacks int           // extra endpoints after the primary
-	headers   []HeaderValue // Decision.Headers
-	err       error         // returned by Route when set
-	block     bool          // Route waits for ctx
+	fallbacks int                 // extra endpoints after the primary
+	headers   []route.HeaderValue // Decision.Headers
+	err       error               // returned by Route when set
+	block     bool                // Route waits for ctx
 	next      int
-	last      RouteInput // the latest input (only that one: benchmarks route thousands of large prompts)
+	last      route.Input // the latest input (only that one: benchmarks route thousands of large prompts)
 	decisions []*fakeDecision
 	noRecord  bool   // benchmarks: keep no decisions and no last input
 	onCommit  func() // called by each Decision's Commit (tests inspect the stream at that point)
@@ -30,13 +30,13 @@ type fakeRouter struct {
 
 func newFakeRouter(eps ...string) *fakeRouter { return &fakeRouter{endpoints: eps} }
 
-func (r *fakeRouter) Route(ctx context.Context, in *RouteInput) (Decision, error) {
+func (r *fakeRouter) Route(ctx context.Context, in *route.Input) (route.Decision, error) {
 	r.mu.Lock()
 	if !r.noRecord {
 		r.last = *in
 		if in.Request != nil { // Prompt and Raw alias pooled buffers that outlive this call only until Done
 			req := *in.Request
-			req.Prompt, req.Raw = strings.Clone(req.Prompt), bytes.Clone(req.Raw)
+			req.Prompt, req.Raw = bytes.Clone(req.Prompt), bytes.Clone(req.Raw)
 			r.last.Request = &req
 		}
 	}
@@ -52,7 +52,7 @@ func (r *fakeRouter) Route(ctx context.Context, in *RouteInput) (Decision, error
 	return r.pick(in)
 }
 
-func (r *fakeRouter) pick(in *RouteInput) (Decision, error) {
+func (r *fakeRouter) pick(in *route.Input) (route.Decision, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cands := r.endpoints
@@ -74,7 +74,7 @@ func (r *fakeRouter) pick(in *RouteInput) (Decision, error) {
 	return d, nil
 }
 
-func (r *fakeRouter) lastInput() RouteInput {
+func (r *fakeRouter) lastInput() route.Input {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.last
@@ -95,7 +95,7 @@ func (r *fakeRouter) set(f func(r *fakeRouter)) {
 // fakeDecision records the lifecycle calls.
 type fakeDecision struct {
 	eps      []string
-	headers  []HeaderValue
+	headers  []route.HeaderValue
 	done     chan struct{} // closed by the first Done
 	onCommit func()
 
@@ -114,8 +114,8 @@ type decisionState struct {
 	doneErr    error
 }
 
-func (d *fakeDecision) Endpoints() []string    { return d.eps }
-func (d *fakeDecision) Headers() []HeaderValue { return d.headers }
+func (d *fakeDecision) Endpoints() []string          { return d.eps }
+func (d *fakeDecision) Headers() []route.HeaderValue { return d.headers }
 func (d *fakeDecision) Commit() {
 	if d.onCommit != nil {
 		d.onCommit()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
+	"github.com/kvpick/kvpick/pkg/route"
 )
 
 // harness is a real gRPC server on 127.0.0.1:0 with a fake router, and a client connected to it.
@@ -25,11 +26,23 @@ type harness struct {
 
 func startHarness(t testing.TB, r *fakeRouter, o Options, tlsConf *tls.Config, clientTLS *tls.Config) *harness {
 	t.Helper()
+	return startHarnessFor(t, r, o, tlsConf, clientTLS)
+}
+
+// startHarnessWith is startHarness for any router (h.router is set when it is a *fakeRouter).
+func startHarnessWith(t testing.TB, r route.Decider, o Options) *harness {
+	t.Helper()
+	return startHarnessFor(t, r, o, nil, nil)
+}
+
+func startHarnessFor(t testing.TB, r route.Decider, o Options, tlsConf *tls.Config, clientTLS *tls.Config) *harness {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{router: r, server: NewServer(r, o), addr: lis.Addr().String(), served: make(chan error, 1)}
+	fake, _ := r.(*fakeRouter)
+	h := &harness{router: fake, server: NewServer(r, o), addr: lis.Addr().String(), served: make(chan error, 1)}
 	h.server.SetReady(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel

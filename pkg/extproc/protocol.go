@@ -18,6 +18,4 @@ const (
 	SubsetKey = "x-gateway-destination-endpoint-subset"
 	// MaxChunkBytes is the largest body chunk the picker returns to the proxy.
 	MaxChunkBytes = 62000
-	// DefaultMaxBodyBytes is the default request body limit.
-	DefaultMaxBodyBytes = 32 << 20
 )

@@ -10,6 +10,7 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
+	"github.com/kvpick/kvpick/pkg/route"
 )
 
 func TestStreamedBodyChunking(t *testing.T) {
@@ -47,7 +48,7 @@ func TestStreamedBodyChunking(t *testing.T) {
 				t.Errorf("content-length = %q, want %d", got, len(body))
 			}
 			in := h.router.lastInput()
-			if in.Request == nil || in.Request.Model != "m1" || !strings.Contains(in.Request.Prompt, "日本語") {
+			if in.Request == nil || in.Request.Model != "m1" || !strings.Contains(string(in.Request.Prompt), "日本語") {
 				t.Fatalf("router saw %+v", in.Request)
 			}
 			if in.Path != "/v1/completions" || in.Headers[":method"] != "POST" || in.SubsetPresent {
@@ -148,7 +149,7 @@ func TestSubsetHint(t *testing.T) {
 func TestFallbackListAndDecisionHeaders(t *testing.T) {
 	r := newFakeRouter("10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000")
 	r.fallbacks = 2
-	r.headers = []HeaderValue{{"x-worker-instance-id", "w-7"}, {"x-dp-rank", "1"}}
+	r.headers = []route.HeaderValue{{Key: "x-worker-instance-id", Value: "w-7"}, {Key: "x-dp-rank", Value: "1"}}
 	h := startHarness(t, r, Options{}, nil, nil)
 	for _, mode := range []envoyclient.Mode{envoyclient.Streamed, envoyclient.Buffered} {
 		req := streamedReq(completion("m", "p"))

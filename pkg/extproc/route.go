@@ -9,17 +9,18 @@ import (
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
-// route asks the Router for a decision. ok is false when there is none: then either the request was rejected
+// route asks the Decider for a decision. ok is false when there is none: then either the request was rejected
 // (err is the send error, usually nil) or the stream's context ended (err says so).
 func (st *stream) route(req *request.Request) (ok bool, err error) {
 	if req != nil { // before routing, so a rejected request keeps its model in kvpick_requests_total
 		st.model = modelLabels.get(strings.ToValidUTF8(req.Model, "\uFFFD")) // a bounded metric label value
 	}
-	in := &RouteInput{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
-	dec, err := st.s.router.Route(st.ctx, in)
+	in := &route.Input{Request: req, Path: st.path, Headers: st.headers, Subset: st.subset, SubsetPresent: st.subsetPresent}
+	dec, err := st.s.decider.Route(st.ctx, in)
 	st.decidedAt = time.Now()
 	telemetry.ExtprocDecisionDuration.WithLabelValues(st.s.opts.Mode).Observe(st.decidedAt.Sub(st.inputEnd).Seconds())
 	if err != nil {
@@ -40,7 +41,7 @@ func (st *stream) route(req *request.Request) (ok bool, err error) {
 }
 
 // accept records the decision for the response path and the metrics.
-func (st *stream) accept(dec Decision, req *request.Request) {
+func (st *stream) accept(dec route.Decision, req *request.Request) {
 	st.dec = dec
 	st.endpoint = dec.Endpoints()[0]
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Inc()

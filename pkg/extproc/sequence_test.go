@@ -8,6 +8,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/kvpick/kvpick/pkg/route"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -210,7 +211,7 @@ func TestLargeResponseChunkSplit(t *testing.T) {
 
 type panicRouter struct{}
 
-func (panicRouter) Route(context.Context, *RouteInput) (Decision, error) { panic("router bug") }
+func (panicRouter) Route(context.Context, *route.Input) (route.Decision, error) { panic("router bug") }
 
 func TestRouterPanicFailsTheStreamOnly(t *testing.T) {
 	ms := newMemStream(reqHeaders("/v1/models", true))

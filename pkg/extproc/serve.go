@@ -11,8 +11,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
-
-	_ "github.com/kvpick/kvpick/pkg/grpcbuf" // gRPC's default buffer pool for this process
 )
 
 // NewGRPCServer returns a gRPC server configured for Envoy (message size fits a buffered body at the limit,

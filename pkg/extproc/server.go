@@ -9,7 +9,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/telemetry"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
 // Options tune the server. Zero values take the defaults.
@@ -22,7 +25,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
+		o.MaxBodyBytes = v1.Default().Server.MaxBodyBytes
 	}
 	if o.ChunkBytes <= 0 || o.ChunkBytes > MaxChunkBytes {
 		o.ChunkBytes = MaxChunkBytes
@@ -43,15 +46,15 @@ var readinessServices = []string{"", HealthReadiness, HealthExtProc}
 // HTTP request. Safe for concurrent use.
 type Server struct {
 	extprocv3.UnimplementedExternalProcessorServer
-	router Router
-	opts   Options
-	health *health.Server
-	ready  atomic.Bool
+	decider route.Decider
+	opts    Options
+	health  *health.Server
+	ready   atomic.Bool
 }
 
 // NewServer returns a server that routes with r. It starts not ready: call SetReady(true) once endpoints are known.
-func NewServer(r Router, o Options) *Server {
-	s := &Server{router: r, opts: o.withDefaults(), health: health.NewServer()}
+func NewServer(r route.Decider, o Options) *Server {
+	s := &Server{decider: r, opts: o.withDefaults(), health: health.NewServer()}
 	s.health.SetServingStatus(HealthLiveness, healthpb.HealthCheckResponse_SERVING)
 	s.SetReady(false)
 	return s

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 )
 
 // bodyMode is how the proxy exchanges a body with the picker.
@@ -54,7 +55,7 @@ type stream struct {
 	subset          []string
 	subsetPresent   bool
 
-	dec       Decision
+	dec       route.Decision
 	model     string
 	endpoint  string    // counted in the in-flight gauge
 	inputEnd  time.Time // the request's end (body or headers) reached the picker
@@ -100,10 +101,22 @@ func (st *stream) send(r *extprocv3.ProcessingResponse) error {
 	return nil
 }
 
-// protocolError is returned to the proxy as a gRPC FailedPrecondition.
+// protocolError is returned to the proxy as a gRPC FailedPrecondition and
+// still matches errProtocol (errors.Is) on this side.
 func protocolError(format string, args ...any) error {
-	return status.Error(codes.FailedPrecondition, fmt.Errorf("%w: "+format, append([]any{errProtocol}, args...)...).Error())
+	return &statusError{code: codes.FailedPrecondition, err: fmt.Errorf("%w: "+format, append([]any{errProtocol}, args...)...)}
 }
+
+// statusError is an error that gRPC reports with its code (GRPCStatus) and
+// that keeps its cause for errors.Is/As.
+type statusError struct {
+	code codes.Code
+	err  error
+}
+
+func (e *statusError) Error() string              { return e.err.Error() }
+func (e *statusError) Unwrap() error              { return e.err }
+func (e *statusError) GRPCStatus() *status.Status { return status.New(e.code, e.err.Error()) }
 
 // recvEnded ends the stream when Recv fails: io.EOF is the proxy closing the stream, anything else a cancellation.
 func (st *stream) recvEnded(err error) error {
@@ -145,7 +158,7 @@ func (st *stream) release() {
 	}
 }
 
-// recoverPanic turns a panic below the stream (a Router bug) into a failed stream instead of a dead process: the
+// recoverPanic turns a panic below the stream (a Decider bug) into a failed stream instead of a dead process: the
 // Decision ends with an error and the proxy sees an Internal gRPC status (its failure mode applies).
 func (st *stream) recoverPanic(err *error) {
 	p := recover()

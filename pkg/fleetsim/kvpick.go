@@ -11,10 +11,11 @@ import (
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/admission"
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/router"
 )
 
@@ -42,10 +43,9 @@ func KVPick(name string, configure func(*v1.Config)) Spec {
 }
 
 type kvpick struct {
-	cfg    *v1.Config
-	r      *router.Router
-	index  *kvindex.Index
-	active *activework.Tracker
+	cfg  *v1.Config
+	r    *router.Router
+	feed *kvfeed.Feed // nil unless on the events path
 }
 
 func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
@@ -56,14 +56,20 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	}
 	sort.Strings(keys) // registration order fixes index ids: keep runs reproducible
 	for _, k := range keys {
-		ix.SetCapacity(k, env.Capacity[k])
+		ix.SetCapacity(k, env.Capacity[k].IndexEntries(cfg.KV.IndexStride()))
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
-	r, err := router.New(cfg, router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name})
+	k := &kvpick{cfg: cfg}
+	if cfg.KV.Observation == v1.ObserveEvents {
+		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name})
+	}
+	r, err := router.New(cfg, router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(),
+		Pool: name, Events: k.feed})
 	if err != nil {
 		return nil, err
 	}
-	return &kvpick{cfg: cfg, r: r, index: ix, active: active}, nil
+	k.r = r
+	return k, nil
 }
 
 type kvPending struct{ p *router.Prepared }
@@ -72,7 +78,7 @@ func (k kvPending) PromptTokens() int { return k.p.Req.PromptTokens }
 func (k kvPending) Priority() int     { return k.p.Priority }
 
 func (k *kvpick) Prepare(a *Arrival) (Pending, error) {
-	in := &extproc.RouteInput{Path: "/v1/completions", Headers: map[string]string{},
+	in := &route.Input{Path: "/v1/completions", Headers: map[string]string{},
 		Request: &request.Request{Kind: request.KindCompletions, Model: a.Model, PromptTokenIDs: a.Tokens, MaxTokens: a.Output}}
 	if a.Session != "" {
 		in.Headers[k.cfg.Router.Session.Header] = a.Session
@@ -96,22 +102,22 @@ func (k *kvpick) Admissible(p Pending) bool { return k.r.Admissible(p.(kvPending
 func (k *kvpick) Dispatch(p Pending) (Ticket, error) {
 	pp := p.(kvPending).p
 	d, err := k.r.Decide(pp)
-	k.r.Unreserve(pp)
 	if err != nil {
 		return nil, err
 	}
 	return kvTicket{d}, nil
 }
 
-func (k *kvpick) WantsEvents() bool { return k.cfg.KV.Observation == v1.ObserveEvents }
+func (k *kvpick) WantsEvents() bool { return k.feed != nil }
 
-func (k *kvpick) HandleEvents(endpoint string, b kvevents.Batch) { k.r.HandleBatch(endpoint, b) }
-
-// Tick is the router's periodic upkeep (Router.Run's body, in virtual time).
-func (k *kvpick) Tick(now time.Time) {
-	k.index.Expire(now)
-	k.active.Expire(now)
+func (k *kvpick) HandleEvents(endpoint string, b kvevents.Batch) {
+	if k.feed != nil {
+		k.feed.HandleBatch(endpoint, b)
+	}
 }
+
+// Tick is the router's periodic upkeep, the same Router.Run runs in real time.
+func (k *kvpick) Tick(now time.Time) { k.r.Tick(now) }
 
 // kvTicket is the router's Decision seen as a Ticket.
 type kvTicket struct{ d *router.Decision }

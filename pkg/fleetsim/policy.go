@@ -68,8 +68,8 @@ type Env struct {
 	Now   func() time.Time
 	Seed  int64
 	Model string
-	// Capacity is each endpoint's total KV blocks, by key.
-	Capacity map[string]int
+	// Capacity is each endpoint's capacity (KV blocks, block size), by key.
+	Capacity map[string]endpoints.Capacity
 }
 
 // Spec names a policy and builds a fresh instance for one run.

@@ -25,7 +25,7 @@ type sim struct {
 	set    *endpoints.Set
 	nodes  []*node
 	byKey  map[string]int
-	queue  *admission.Core
+	queue  *admission.Core[*queued]
 	x      *workload.Expander
 	events eventHeap
 	now    time.Duration
@@ -64,9 +64,9 @@ func newSim(cfg Config, w *workload.Workload, spec Spec) (*sim, error) {
 	if err := s.buildFleet(); err != nil {
 		return nil, err
 	}
-	env := Env{Set: s.set, Now: s.clock, Seed: cfg.Seed, Model: cfg.Model, Capacity: map[string]int{}}
-	for _, n := range s.nodes {
-		env.Capacity[n.key] = n.eng.Config().NumGPUBlocks
+	env := Env{Set: s.set, Now: s.clock, Seed: cfg.Seed, Model: cfg.Model, Capacity: map[string]endpoints.Capacity{}}
+	for _, e := range s.set.Snapshot().List {
+		env.Capacity[e.Key()] = e.Capacity()
 	}
 	pol, err := spec.Build(env)
 	if err != nil {
@@ -74,7 +74,7 @@ func newSim(cfg Config, w *workload.Workload, spec Spec) (*sim, error) {
 	}
 	s.pol, s.name = pol, spec.Name
 	if o := pol.Admission(); o != nil {
-		s.queue = admission.NewCore(*o)
+		s.queue = admission.NewCore[*queued](*o)
 	}
 	for _, n := range s.nodes {
 		n.wantEvents = pol.WantsEvents()
@@ -199,7 +199,7 @@ func (s *sim) arrive() {
 }
 
 func (s *sim) enqueue(q *queued) {
-	it := &admission.Item{Priority: q.p.Priority(), ISLTokens: q.p.PromptTokens(), Value: q}
+	it := &admission.Item[*queued]{Priority: q.p.Priority(), ISLTokens: q.p.PromptTokens(), Value: q}
 	evicted, err := s.queue.Push(it, s.clock())
 	if err != nil {
 		s.reject(q.id, err)
@@ -208,7 +208,7 @@ func (s *sim) enqueue(q *queued) {
 	s.recs[q.id].Queued = true
 	s.maxQueue, s.maxQueuedTokens = max(s.maxQueue, s.queue.Len()), max(s.maxQueuedTokens, s.queue.PendingTokens())
 	if evicted != nil {
-		s.reject(evicted.Value.(*queued).id, apierr.New(429, apierr.TypeShed, "shed"))
+		s.reject(evicted.Value.id, apierr.New(429, apierr.TypeShed, "shed"))
 	}
 	s.events.push(event{at: it.Deadline().Sub(epoch), kind: evExpire})
 }
@@ -218,18 +218,18 @@ func (s *sim) release() {
 	if s.queue == nil || s.queue.Len() == 0 {
 		return
 	}
-	items := s.queue.Release(s.clock(), func(it *admission.Item) bool {
-		return s.pol.Admissible(it.Value.(*queued).p)
+	items := s.queue.Release(s.clock(), func(it *admission.Item[*queued]) bool {
+		return s.pol.Admissible(it.Value.p)
 	})
 	for _, it := range items {
-		q := it.Value.(*queued)
+		q := it.Value
 		s.dispatch(q.id, q.p, q.tokens)
 	}
 }
 
 func (s *sim) expire() {
 	for _, it := range s.queue.Expire(s.clock()) {
-		s.reject(it.Value.(*queued).id, apierr.New(429, apierr.TypeQueueTimeout, "queue timeout"))
+		s.reject(it.Value.id, apierr.New(429, apierr.TypeQueueTimeout, "queue timeout"))
 	}
 }
 

@@ -1,8 +1,9 @@
-// Package grpcbuf is the process's gRPC message buffer pool. Importing it
-// installs Shared as gRPC's default pool (at init, as gRPC requires): the
-// only way to reach the proto codec, which marshals every sent message and
-// materializes every received one through the default pool. The ext_proc
-// server imports it, so kvpick and everything that embeds the server use it.
+// Package grpcbuf is a gRPC message buffer pool for the process. Install
+// makes Shared gRPC's default pool: the only way to reach the proto codec,
+// which marshals every sent message and materializes every received one
+// through the default pool. Importing the package changes nothing; the
+// kvpick binary installs it at the start of main (and the benchmarks that
+// measure the decision path as kvpick runs it do so in TestMain).
 package grpcbuf
 
 import (
@@ -13,7 +14,13 @@ import (
 	"google.golang.org/grpc/mem"
 )
 
-func init() { experimental.SetDefaultBufferPool(Shared) }
+// Install makes Shared gRPC's default buffer pool for the whole process. gRPC
+// requires it at initialization: call it at the start of main (or TestMain),
+// before any gRPC server, client or message exists. Not safe for concurrent use.
+// Gain: BenchmarkPoolGet40KB in this package (gRPC's default pool zeroes a
+// 1 MB buffer for a 40 KB message) and BenchmarkDecisionStream/pool=* in
+// pkg/extproc (the whole stream).
+func Install() { experimental.SetDefaultBufferPool(Shared) }
 
 // Pool is a gRPC message buffer pool (mem.BufferPool). gRPC's default pool
 // zeroes every buffer it hands out and jumps from 32 KB to 1 MB buffers, so a

@@ -35,8 +35,11 @@ func TestManagerSync(t *testing.T) {
 	if _, err := a.Publish(Batch{TS: 5}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // a stopped subscriber must not deliver
-	if len(rec.real()) != before {
+	// Sync waited for a's subscriber to end, so nothing of a may arrive; b's
+	// later batches arriving is the barrier that the check is not too early.
+	fromB := rec.count("b")
+	publishUntil(t, b, "b delivering after a was removed", func(uint64) bool { return rec.count("b") > fromB })
+	if len(rec.real()) != before || rec.countTS("a", 5) != 0 {
 		t.Fatal("removed subscriber still delivering")
 	}
 	m.Close()

@@ -166,3 +166,29 @@ func (r *recorder) keys() map[string]bool {
 	}
 	return out
 }
+
+// count is how many batches arrived for key.
+func (r *recorder) count(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, g := range r.got {
+		if g.key == key {
+			n++
+		}
+	}
+	return n
+}
+
+// countTS is how many batches with timestamp ts arrived for key.
+func (r *recorder) countTS(key string, ts float64) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, g := range r.got {
+		if g.key == key && g.b.TS == ts {
+			n++
+		}
+	}
+	return n
+}

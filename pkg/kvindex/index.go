@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
-// Defaults follow the reference router's approximate indexer.
-const (
-	DefaultMaxBlocksPerEndpoint = 1 << 20
-	DefaultPruneTarget          = 0.8
-	DefaultPredictedTTL         = 120 * time.Second
-)
+// DefaultPruneTarget follows the reference router's approximate indexer (not
+// a user setting). The other defaults are the configuration's (api/v1alpha1).
+const DefaultPruneTarget = 0.8
+
+var defaults = v1.Default().KV
 
 // ErrUnknownParent is returned by ApplyStored when the parent engine hash is
 // not known for the endpoint: the chain cannot be placed and nothing is stored.
@@ -32,13 +33,13 @@ type Options struct {
 // withDefaults fills zero or out-of-range fields.
 func (o Options) withDefaults() Options {
 	if o.MaxBlocksPerEndpoint <= 0 {
-		o.MaxBlocksPerEndpoint = DefaultMaxBlocksPerEndpoint
+		o.MaxBlocksPerEndpoint = defaults.MaxBlocksPerEndpoint
 	}
 	if !(o.PruneTarget > 0 && o.PruneTarget <= 1) {
 		o.PruneTarget = DefaultPruneTarget
 	}
 	if o.PredictedTTL <= 0 {
-		o.PredictedTTL = DefaultPredictedTTL
+		o.PredictedTTL = defaults.PredictedTTL.Duration
 	}
 	return o
 }

@@ -52,8 +52,8 @@ func compareRequests(got, want *Request) string {
 	switch {
 	case got.Model != want.Model:
 		return "Model: " + got.Model + " vs " + want.Model
-	case got.Prompt != want.Prompt:
-		return "Prompt: " + strings.ReplaceAll(got.Prompt+" vs "+want.Prompt, "\n", `\n`)
+	case string(got.Prompt) != string(want.Prompt):
+		return "Prompt: " + strings.ReplaceAll(string(got.Prompt)+" vs "+string(want.Prompt), "\n", `\n`)
 	case !slices.Equal(got.PromptTokenIDs, want.PromptTokenIDs):
 		return "PromptTokenIDs differ"
 	case got.Stream != want.Stream, got.IncludeUsage != want.IncludeUsage:

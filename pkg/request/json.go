@@ -28,6 +28,7 @@ func isSyntax(err error) bool {
 
 // scanner is a single-pass JSON reader over b. It validates everything it
 // passes over, including values it skips, with encoding/json's grammar.
+// Gain: BenchmarkParse220KB against BenchmarkEncodingJSON220KB (bench_test.go).
 type scanner struct {
 	b []byte
 	i int

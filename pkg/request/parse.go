@@ -2,7 +2,6 @@ package request
 
 import (
 	"errors"
-	"unsafe"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -225,21 +224,21 @@ func firstNonZero(v []int) int {
 	return 0
 }
 
-// prompt copies the rendered bytes into a string of their exact length
-// (buf is pooled scratch and is reused once Parse returns). A buffer too big
-// to be pooled that the prompt mostly fills is handed over instead, as
-// strings.Builder does, so a huge prompt is not copied: nothing writes to
-// it afterwards.
-func (p *parser) prompt() string {
+// prompt copies the rendered bytes into a slice of their own (buf is pooled
+// scratch and is reused once Parse returns). A buffer too big to be pooled
+// that the prompt mostly fills is handed over instead, so a huge prompt is
+// not copied: nothing writes to it afterwards. ParseInto's prompt is the
+// caller's scratch itself.
+func (p *parser) prompt() []byte {
 	if p.seen[fInstructions] {
-		return string(p.instr) + string(p.buf)
+		return append(append(make([]byte, 0, len(p.instr)+len(p.buf)), p.instr...), p.buf...)
 	}
 	if p.borrow {
-		return unsafe.String(unsafe.SliceData(p.buf), len(p.buf))
+		return p.buf
 	}
 	if b := p.buf; cap(b) > maxPooled && cap(b)-len(b) <= len(b)/4 {
 		p.buf = nil
-		return unsafe.String(unsafe.SliceData(b), len(b))
+		return b
 	}
-	return string(p.buf)
+	return append(make([]byte, 0, len(p.buf)), p.buf...)
 }

@@ -29,50 +29,50 @@ const (
 var long40 = strings.Repeat("0123456789", 4)
 
 var parseCases = []parseCase{
-	{"completion string", kC, `{"model":"m","prompt":"hello"}`, Request{Model: "m", Prompt: "hello"}},
-	{"completion list", kC, `{"model":"m","prompt":["a","b"]}`, Request{Model: "m", Prompt: "a\nb"}},
+	{"completion string", kC, `{"model":"m","prompt":"hello"}`, Request{Model: "m", Prompt: []byte("hello")}},
+	{"completion list", kC, `{"model":"m","prompt":["a","b"]}`, Request{Model: "m", Prompt: []byte("a\nb")}},
 	{"completion ids", kC, `{"model":"m","prompt":[1,2,4294967295]}`, Request{Model: "m", PromptTokenIDs: []uint32{1, 2, 4294967295}}},
 	{"completion id lists", kC, `{"model":"m","prompt":[[1],[2,3],[]]}`, Request{Model: "m", PromptTokenIDs: []uint32{1, 2, 3}}},
 	{"completion ids with spaces", kC, `{"model":"m","prompt":[ 0 , 10 ,4294967295 ]}`, Request{Model: "m", PromptTokenIDs: []uint32{0, 10, 4294967295}}},
 	{"completion empty string", kC, `{"model":"m","prompt":""}`, Request{Model: "m"}},
 	{"options", kC, ` {"stream":true,"stream_options":{"include_usage":true,"x":1},"max_tokens":9,"cache_salt":"s","user":"u","model":"m","prompt":"p"} `,
-		Request{Model: "m", Prompt: "p", Stream: true, IncludeUsage: true, MaxTokens: 9, CacheSalt: "s", User: "u"}},
+		Request{Model: "m", Prompt: []byte("p"), Stream: true, IncludeUsage: true, MaxTokens: 9, CacheSalt: "s", User: "u"}},
 	{"nulls are unset", kC, `{"model":"m","prompt":"p","stream":null,"stream_options":null,"max_tokens":null,"user":null,"cache_salt":null}`,
-		Request{Model: "m", Prompt: "p"}},
+		Request{Model: "m", Prompt: []byte("p")}},
 	{"max_completion_tokens wins", kCh, `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":5,"max_completion_tokens":7}`,
-		Request{Model: "m", Prompt: "<|user|>\nx\n", MaxTokens: 7}},
+		Request{Model: "m", Prompt: []byte("<|user|>\nx\n"), MaxTokens: 7}},
 	{"unicode escapes", kC, `{"model":"m\u00e9","prompt":"\u0041\ud83d\ude00\n\t\"\\\/\b\f\r\ud800x\udc00"}`,
-		Request{Model: "mé", Prompt: "A\U0001F600\n\t\"\\/\b\f\r\uFFFDx\uFFFD"}},
-	{"invalid utf8 replaced", kC, "{\"model\":\"m\",\"prompt\":\"a\xffb\xc3\"}", Request{Model: "m", Prompt: "a\uFFFDb\uFFFD"}},
+		Request{Model: "mé", Prompt: []byte("A\U0001F600\n\t\"\\/\b\f\r\uFFFDx\uFFFD")}},
+	{"invalid utf8 replaced", kC, "{\"model\":\"m\",\"prompt\":\"a\xffb\xc3\"}", Request{Model: "m", Prompt: []byte("a\uFFFDb\uFFFD")}},
 	{"unknown fields skipped", kC, `{"model":"m","tools":[{"a":{"b":[1,2.5e-3,true,false,null]}}],"prompt":"p","messages":5}`,
-		Request{Model: "m", Prompt: "p"}},
-	{"duplicate keys: last wins", kC, `{"model":"a","prompt":[1],"model":"b","prompt":"q"}`, Request{Model: "b", Prompt: "q"}},
-	{"escaped key", kC, `{"mod\u0065l":"m","prompt":"p"}`, Request{Model: "m", Prompt: "p"}},
+		Request{Model: "m", Prompt: []byte("p")}},
+	{"duplicate keys: last wins", kC, `{"model":"a","prompt":[1],"model":"b","prompt":"q"}`, Request{Model: "b", Prompt: []byte("q")}},
+	{"escaped key", kC, `{"mod\u0065l":"m","prompt":"p"}`, Request{Model: "m", Prompt: []byte("p")}},
 	{"chat", kCh, `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}`,
-		Request{Model: "m", Prompt: "<|system|>\nbe brief\n<|user|>\nhi\n"}},
+		Request{Model: "m", Prompt: []byte("<|system|>\nbe brief\n<|user|>\nhi\n")}},
 	{"chat parts", kCh, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:"}},{"text":"b","type":"text"}]}]}`,
-		Request{Model: "m", Prompt: "<|user|>\na\nb\n"}},
+		Request{Model: "m", Prompt: []byte("<|user|>\na\nb\n")}},
 	{"chat content before role", kCh, `{"model":"m","messages":[{"content":"x","name":"n","role":"user"}]}`,
-		Request{Model: "m", Prompt: "<|user|>\nx\n"}},
+		Request{Model: "m", Prompt: []byte("<|user|>\nx\n")}},
 	{"chat null content", kCh, `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[]},{"role":"tool"}]}`,
-		Request{Model: "m", Prompt: "<|assistant|>\n<|tool|>\n"}},
+		Request{Model: "m", Prompt: []byte("<|assistant|>\n<|tool|>\n")}},
 	{"chat duplicate role and content", kCh, `{"model":"m","messages":[{"role":"a","content":"x","role":"b","content":"y"}]}`,
-		Request{Model: "m", Prompt: "<|b|>\ny\n"}},
+		Request{Model: "m", Prompt: []byte("<|b|>\ny\n")}},
 	{"chat duplicate text", kCh, `{"model":"m","messages":[{"role":"u","content":[{"type":"text","text":"x","text":"y"}]}]}`,
-		Request{Model: "m", Prompt: "<|u|>\ny\n"}},
+		Request{Model: "m", Prompt: []byte("<|u|>\ny\n")}},
 	{"chat part type changes", kCh, `{"model":"m","messages":[{"role":"u","content":[{"type":"text","text":"x","type":"image"}]}]}`,
-		Request{Model: "m", Prompt: "<|u|>\n"}},
+		Request{Model: "m", Prompt: []byte("<|u|>\n")}},
 	{"responses string", kR, `{"model":"m","input":"q","instructions":"sys","max_output_tokens":3}`,
-		Request{Model: "m", Prompt: "<|system|>\nsys\n<|user|>\nq\n", MaxTokens: 3}},
+		Request{Model: "m", Prompt: []byte("<|system|>\nsys\n<|user|>\nq\n"), MaxTokens: 3}},
 	{"responses items", kR, `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"q"},{"type":"input_image","image_url":"u"}]},{"type":"function_call_output","output":"o"},{"role":"assistant","content":[{"type":"output_text","text":"a"}]}]}`,
-		Request{Model: "m", Prompt: "<|user|>\nq\n<|assistant|>\na\n"}},
+		Request{Model: "m", Prompt: []byte("<|user|>\nq\n<|assistant|>\na\n")}},
 	{"long runs with escapes and bad UTF-8", kC, `{"model":"m","prompt":"` + long40 + `\n` + long40 + "\xff" + long40 + `\ud83d\ude00"}`,
-		Request{Model: "m", Prompt: long40 + "\n" + long40 + "\uFFFD" + long40 + "\U0001F600"}},
+		Request{Model: "m", Prompt: []byte(long40 + "\n" + long40 + "\uFFFD" + long40 + "\U0001F600")}},
 	{"long chat content", kCh, `{"model":"m","messages":[{"content":"` + long40 + `é\"` + long40 + `","role":"user"}]}`,
-		Request{Model: "m", Prompt: "<|user|>\n" + long40 + "é\"" + long40 + "\n"}},
-	{"long skipped string", kC, `{"model":"m","image":"` + long40 + long40 + `\/x","prompt":"p"}`, Request{Model: "m", Prompt: "p"}},
-	{"embeddings string", kE, `{"model":"m","input":"x"}`, Request{Model: "m", Prompt: "x"}},
-	{"embeddings list", kE, `{"model":"m","input":["x","y"]}`, Request{Model: "m", Prompt: "x\ny"}},
+		Request{Model: "m", Prompt: []byte("<|user|>\n" + long40 + "é\"" + long40 + "\n")}},
+	{"long skipped string", kC, `{"model":"m","image":"` + long40 + long40 + `\/x","prompt":"p"}`, Request{Model: "m", Prompt: []byte("p")}},
+	{"embeddings string", kE, `{"model":"m","input":"x"}`, Request{Model: "m", Prompt: []byte("x")}},
+	{"embeddings list", kE, `{"model":"m","input":["x","y"]}`, Request{Model: "m", Prompt: []byte("x\ny")}},
 	{"embeddings ids", kE, `{"model":"m","input":[[5,6]]}`, Request{Model: "m", PromptTokenIDs: []uint32{5, 6}}},
 }
 
@@ -99,7 +99,7 @@ func TestParseRawAliasesBody(t *testing.T) {
 		t.Fatalf("Raw does not alias the body (err %v)", err)
 	}
 	body[len(body)-3] = 'X' // the prompt string must not alias the body
-	if got.Prompt != "p" || got.Model != "m" {
+	if string(got.Prompt) != "p" || got.Model != "m" {
 		t.Errorf("strings changed with the body: %q %q", got.Model, got.Prompt)
 	}
 }
@@ -138,7 +138,7 @@ func TestParsePromptIsACopy(t *testing.T) {
 		}
 	}
 	for i, g := range got {
-		if g.req.Prompt != g.want {
+		if string(g.req.Prompt) != g.want {
 			t.Fatalf("request %d: Prompt changed after later parses (len %d, want %d)", i, len(g.req.Prompt), len(g.want))
 		}
 	}
@@ -273,10 +273,10 @@ func TestParseIntoAliasesScratch(t *testing.T) {
 	var scratch []byte
 	body := []byte(`{"model":"m","prompt":"hello \"world\" 日本","user":"a long enough body for the next one"}`)
 	r, err := ParseInto(KindCompletions, body, &scratch)
-	if err != nil || r.Prompt != `hello "world" 日本` {
+	if err != nil || string(r.Prompt) != `hello "world" 日本` {
 		t.Fatalf("ParseInto = %+v, %v", r, err)
 	}
-	if cap(scratch) < len(r.Prompt) || unsafe.StringData(r.Prompt) != unsafe.SliceData(scratch[:1]) {
+	if cap(scratch) < len(r.Prompt) || unsafe.SliceData(r.Prompt) != unsafe.SliceData(scratch[:1]) {
 		t.Fatal("Prompt does not alias the caller's scratch")
 	}
 	storage := unsafe.SliceData(scratch[:1])
@@ -284,7 +284,7 @@ func TestParseIntoAliasesScratch(t *testing.T) {
 	if err != nil || unsafe.SliceData(scratch[:1]) != storage {
 		t.Fatalf("second ParseInto: %v, storage reused %v", err, unsafe.SliceData(scratch[:1]) == storage)
 	}
-	if want, _ := Parse(KindChatCompletions, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)); r2.Prompt != want.Prompt {
+	if want, _ := Parse(KindChatCompletions, []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)); string(r2.Prompt) != string(want.Prompt) {
 		t.Fatalf("ParseInto prompt %q, Parse %q", r2.Prompt, want.Prompt)
 	}
 	if _, err := ParseInto(KindCompletions, []byte(`{"model":`), &scratch); err == nil {

@@ -106,7 +106,7 @@ func refPrompt(kind Kind, top map[string]json.RawMessage, r *Request) error {
 	case KindResponses:
 		err = refResponses(top, &b)
 	}
-	r.Prompt = b.String()
+	r.Prompt = []byte(b.String())
 	return err
 }
 

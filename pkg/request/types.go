@@ -23,8 +23,10 @@ type Request struct {
 	Model string
 	// Prompt is the text the model will see, used for tokenizing and prefix
 	// hashing: the completion prompt(s), or the text parts of chat messages /
-	// responses input / embeddings input, each prefixed by its role.
-	Prompt string
+	// responses input / embeddings input, each prefixed by its role. From
+	// ParseInto it aliases the caller's scratch buffer (the lifetime is the
+	// buffer's, hence bytes, not a string); from Parse it is the request's own.
+	Prompt []byte
 	// PromptTokenIDs holds token ids when the caller sent them instead of text
 	// (completions prompt as an int array).
 	PromptTokenIDs []uint32

@@ -4,17 +4,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
-// Candidates gathers every endpoint's state for p: load, active work and the
-// cached prefix length from the index.
-func (r *Router) Candidates(p *Prepared) []scheduler.Candidate { return r.candidates(p, nil) }
-
-// candidates is Candidates reusing buf's storage when it is large enough.
+// candidates gathers every endpoint's state for p (load, active work and the
+// cached prefix length from the index), reusing buf's storage when it is
+// large enough.
 func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.Candidate {
 	snap := r.deps.Set.Snapshot()
 	cands := buf[:0]
@@ -40,9 +40,11 @@ var candBufs = sync.Pool{New: func() any { return new([]scheduler.Candidate) }}
 
 // Decide picks endpoints for p with fresh state and records the choice at
 // once (the simulator's path: nothing is sent in between). It never blocks.
+// Either way p's admission reservation is released.
 func (r *Router) Decide(p *Prepared) (*Decision, error) {
 	d, err := r.choose(p)
 	if err != nil {
+		r.unreserve(p)
 		return nil, err
 	}
 	d.Commit()
@@ -62,7 +64,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	cands := r.candidates(p, *buf)
 	start := time.Now()
-	chosen, _, err := r.sched.Schedule(&p.Req, cands)
+	chosen, res, err := r.sched.Schedule(&p.Req, cands)
 	clear(cands) // drop the Entry pointers while pooled
 	*buf = cands[:0]
 	candBufs.Put(buf)
@@ -81,11 +83,24 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	}
 	now := r.deps.Now()
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
-	r.reserved.release(p)
+	r.unreserve(p)
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
 		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
 	}
+	if log := r.deps.Log.V(2); log.Enabled() { // v1 is the transport's "routed" line
+		logDecision(log, d, &res)
+	}
 	return d, nil
+}
+
+// logDecision says why a decision went where it did (never the prompt).
+func logDecision(log logr.Logger, d *Decision, res *scheduler.Result) {
+	kv := []any{"endpoints", d.endpoints, "promptTokens", d.p.Req.PromptTokens, "blocks", d.p.Req.Blocks,
+		"cachedBlocks", d.cachedBlocks, "pinned", res.Pinned}
+	if len(res.Scores) > 0 && len(res.Order) > 0 {
+		kv = append(kv, "score", res.Scores[res.Order[0]])
+	}
+	log.Info("decision", kv...)
 }
 
 // commit records the rest of d's choice: the shared prompt blocks of its
@@ -117,8 +132,8 @@ func (r *Router) publishActive(endpoint string) {
 	telemetry.ActiveRequests.WithLabelValues(endpoint).Set(float64(c.Requests))
 }
 
-// CachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
-func (r *Router) CachedBlocksOn(p *Prepared, endpoint string) int {
+// cachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
+func (r *Router) cachedBlocksOn(p *Prepared, endpoint string) int {
 	for _, o := range r.deps.Index.Match(p.IndexChain, r.deps.Now(), nil) {
 		if o.Endpoint == endpoint {
 			return o.Blocks * r.stride

@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/kvpick/kvpick/pkg/activework"
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -21,7 +21,7 @@ type Decision struct {
 	primary      string
 	cachedBlocks int
 	endpoints    []string
-	headers      []extproc.HeaderValue
+	headers      []route.HeaderValue
 
 	mu        sync.Mutex
 	handle    *activework.Handle // started by choose
@@ -33,7 +33,7 @@ type Decision struct {
 func (d *Decision) Endpoints() []string { return d.endpoints }
 
 // Headers are the extra worker headers, when enabled.
-func (d *Decision) Headers() []extproc.HeaderValue { return d.headers }
+func (d *Decision) Headers() []route.HeaderValue { return d.headers }
 
 // Prepared is the request this decision routed.
 func (d *Decision) Prepared() *Prepared { return d.p }
@@ -69,7 +69,7 @@ func (d *Decision) Served(endpoint string) {
 	old := d.handle.Endpoint()
 	d.handle.Free()
 	d.r.publishActive(old)
-	w := d.r.work(d.p, d.p.cachedTokens(d.r.CachedBlocksOn(d.p, endpoint)))
+	w := d.r.work(d.p, d.p.cachedTokens(d.r.cachedBlocksOn(d.p, endpoint)))
 	d.handle = d.r.deps.Active.Add(endpoint, w, d.r.deps.Now())
 	d.r.publishActive(endpoint)
 }
@@ -112,13 +112,13 @@ func (d *Decision) Done(error) {
 	d.r.publishActive(d.handle.Endpoint())
 }
 
-func workerHeaders(c *scheduler.Candidate) []extproc.HeaderValue {
-	h := []extproc.HeaderValue{
+func workerHeaders(c *scheduler.Candidate) []route.HeaderValue {
+	h := []route.HeaderValue{
 		{Key: "x-worker-instance-id", Value: c.Entry.WorkerID},
 		{Key: "x-dynamo-worker-instance-id", Value: c.Entry.WorkerID},
 	}
 	if c.Entry.DPRank != nil {
-		h = append(h, extproc.HeaderValue{Key: "x-dp-rank", Value: strconv.Itoa(*c.Entry.DPRank)})
+		h = append(h, route.HeaderValue{Key: "x-dp-rank", Value: strconv.Itoa(*c.Entry.DPRank)})
 	}
 	return h
 }

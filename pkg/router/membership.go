@@ -26,8 +26,8 @@ func (r *Router) watchMembership() {
 		next := make(map[string]bool, len(s.List))
 		for _, e := range s.List {
 			next[e.Key()] = true
-			if c := e.Capacity(); c.TotalBlocks > 0 {
-				r.deps.Index.SetCapacity(e.Key(), max(c.TotalBlocks/r.stride, 1))
+			if n := e.Capacity().IndexEntries(r.stride); n > 0 {
+				r.deps.Index.SetCapacity(e.Key(), n)
 			}
 		}
 		for key := range m.known {

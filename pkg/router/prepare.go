@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -34,7 +34,7 @@ type Prepared struct {
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.
-func (r *Router) Prepare(ctx context.Context, in *extproc.RouteInput) (*Prepared, error) {
+func (r *Router) Prepare(ctx context.Context, in *route.Input) (*Prepared, error) {
 	p := &Prepared{Priority: r.priority(in.Headers)}
 	p.Req.BlockSize = r.cfg.KV.BlockSize
 	p.Req.Subset, p.Req.SubsetPresent = in.Subset, in.SubsetPresent
@@ -52,7 +52,7 @@ func (r *Router) Prepare(ctx context.Context, in *extproc.RouteInput) (*Prepared
 		p.Req.LoRA = req.Model
 	}
 	tokens := req.PromptTokenIDs
-	if len(tokens) == 0 && req.Prompt != "" {
+	if len(tokens) == 0 && len(req.Prompt) > 0 {
 		start := time.Now()
 		buf := tokenBufs.Get().(*[]uint32)
 		defer tokenBufs.Put(buf)

@@ -1,9 +1,10 @@
-// Package router is the decision path: it turns a parsed request into block
+// Package router decides where a request goes (pkg/scheduler only scores the
+// candidates it gathers). It is the decision path: it turns a parsed request into block
 // hashes, gathers each endpoint's state (load, active work, cached prefix),
 // holds the request in the admission queue while the fleet is full, asks the
 // scheduler for an ordered choice, and records the outcome (active work,
-// predicted cache, session pin). It implements extproc.Router; the same
-// Prepare/Decide steps serve the virtual-time fleet simulator.
+// predicted cache, session pin). It implements route.Decider; the same
+// Prepare/Admissible/Decide/Tick steps serve the virtual-time simulator.
 package router
 
 import (
@@ -20,8 +21,9 @@ import (
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/endpoints"
-	"github.com/kvpick/kvpick/pkg/extproc"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 	"github.com/kvpick/kvpick/pkg/tokenize"
@@ -38,6 +40,9 @@ type Deps struct {
 	Now func() time.Time
 	// Pool labels metrics.
 	Pool string
+	// Events is the KV-event feed on the events path (nil otherwise): Tick
+	// runs its silence watch.
+	Events *kvfeed.Feed
 }
 
 // Router is safe for concurrent use.
@@ -45,11 +50,10 @@ type Router struct {
 	cfg      *v1.Config
 	sched    *scheduler.Scheduler
 	deps     Deps
-	queue    *admission.Queue // nil when queueing is off
-	reserved *reservations
+	queue    *admission.Queue[*Prepared] // nil when queueing is off
+	gate     *admission.Gate[*Prepared]  // the queue threshold; nil when queueing is off
 	sessions *sessions
-	events   *eventsWatch
-	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
+	stride   int // index every stride-th block (v1alpha1 KV.IndexStride)
 }
 
 // New builds a router for a validated, defaulted config.
@@ -62,28 +66,30 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		d.Now = time.Now
 	}
 	if d.Tokenizer == nil {
-		t, ok := tokenize.Local(cfg.KV.Tokenizer)
-		if !ok {
-			return nil, fmt.Errorf("router: kv.tokenizer %q needs Deps.Tokenizer", cfg.KV.Tokenizer)
+		t, err := newTokenizer(&cfg.KV, d.Set)
+		if err != nil {
+			return nil, err
 		}
 		d.Tokenizer = t
 	}
-	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
-		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch(), stride: 1}
-	if cfg.KV.Observation == v1.ObservePredicted {
-		r.stride = max(cfg.KV.PredictedStride, 1)
-	}
+	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration),
+		stride: cfg.KV.IndexStride()}
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
+		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
 			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool}, r.canDispatch)
 	}
 	telemetry.StartPool(d.Pool, cfg.KV.Observation)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
-	if !d.Tokenizer.Exact() {
+	if _, remote := d.Tokenizer.(*tokenize.Pool); remote {
+		d.Log.Info("tokenizer asks the pool's servers per request, falling back to approximate tokens when none answers within kv.tokenizerTimeout")
+	} else if !d.Tokenizer.Exact() {
 		d.Log.Info("tokenizer is approximate: block hashes and token counts estimate the engine's", "tokenizer", d.Tokenizer.Name())
 	}
-	d.Log.Info("router ready", "mode", cfg.Router.Mode, "observation", cfg.KV.Observation,
+	filters, scorers, picker := sched.Plugins()
+	d.Log.Info("router ready", "mode", cfg.Router.Mode, "filters", filters, "scorers", scorers, "picker", picker,
+		"observation", cfg.KV.Observation,
 		"queueThreshold", cfg.Admission.QueueThreshold, "blockSize", cfg.KV.BlockSize)
 	return r, nil
 }
@@ -105,13 +111,13 @@ func (r *Router) Close() {
 	}
 }
 
-// Route implements extproc.Router: prepare, wait for admission, choose.
+// Route implements route.Decider: prepare, wait for admission, choose.
 // Choosing records what concurrent decisions read (the request, its prefill
 // tokens and its predicted prefix on the primary), so the load view, the busy
 // filter and admission see it at once; the rest of the bookkeeping (shared
 // blocks, session pin, metrics) waits for the Decision's Commit, which the
 // ext_proc stream calls after writing the answer.
-func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
+func (r *Router) Route(ctx context.Context, in *route.Input) (route.Decision, error) {
 	p, err := r.Prepare(ctx, in)
 	if err != nil {
 		return nil, r.reject(err)
@@ -121,7 +127,7 @@ func (r *Router) Route(ctx context.Context, in *extproc.RouteInput) (extproc.Dec
 	}
 	d, err := r.choose(p)
 	if err != nil {
-		r.reserved.release(p)
+		r.unreserve(p)
 		return nil, r.reject(err)
 	}
 	return d, nil // the stream commits it once the answer is on its way
@@ -132,7 +138,7 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 		return nil
 	}
 	start := r.deps.Now()
-	item := &admission.Item{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
+	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
 	err := r.queue.Admit(ctx, item)
 	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
 	if err != nil && ctx.Err() != nil {
@@ -149,8 +155,7 @@ func (r *Router) reject(err error) error {
 	return err
 }
 
-// Run does periodic upkeep until ctx ends: expiring predicted index entries,
-// orphaned active work and idle session pins, and watching for silent events.
+// Run calls Tick every second until ctx ends.
 func (r *Router) Run(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -160,14 +165,20 @@ func (r *Router) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now := r.deps.Now()
-		r.deps.Index.Expire(now)
-		if n := r.deps.Active.Expire(now); n > 0 {
-			r.deps.Log.Info("freed orphaned active work", "requests", n)
-		}
-		telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
-		if r.cfg.KV.Observation == v1.ObserveEvents {
-			r.events.check(now, r.deps.Pool, r.deps.Log)
-		}
+		r.Tick(r.deps.Now())
+	}
+}
+
+// Tick is the periodic upkeep, the same in real time (Run) and in virtual
+// time (the simulator): expiring predicted index entries, orphaned active
+// work and idle session pins, and watching for silent KV events.
+func (r *Router) Tick(now time.Time) {
+	r.deps.Index.Expire(now)
+	if n := r.deps.Active.Expire(now); n > 0 {
+		r.deps.Log.Info("freed orphaned active work", "requests", n)
+	}
+	telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
+	if r.deps.Events != nil && r.cfg.KV.Observation == v1.ObserveEvents {
+		r.deps.Events.Check(now)
 	}
 }

@@ -15,10 +15,12 @@ import (
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/apierr"
 	"github.com/kvpick/kvpick/pkg/endpoints"
-	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
+	"github.com/kvpick/kvpick/pkg/scrape"
 	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
@@ -27,6 +29,7 @@ type fixture struct {
 	set    *endpoints.Set
 	active *activework.Tracker
 	index  *kvindex.Index
+	feed   *kvfeed.Feed
 	now    time.Time
 	mu     sync.Mutex
 }
@@ -63,7 +66,8 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 			r.Notify()
 		}
 	})
-	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: f.active, Log: logr.Discard(), Now: f.clock})
+	f.feed = kvfeed.New(kvfeed.Options{Set: f.set, Index: f.index, Log: logr.Discard(), Now: f.clock})
+	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: f.active, Log: logr.Discard(), Now: f.clock, Events: f.feed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 }
 
 // route is Route followed by the stream's Commit once the answer is out.
-func (f *fixture) route(ctx context.Context, in *extproc.RouteInput) (extproc.Decision, error) {
+func (f *fixture) route(ctx context.Context, in *route.Input) (route.Decision, error) {
 	d, err := f.r.Route(ctx, in)
 	if err == nil {
 		d.Commit()
@@ -81,12 +85,12 @@ func (f *fixture) route(ctx context.Context, in *extproc.RouteInput) (extproc.De
 	return d, err
 }
 
-func input(prompt string, headers map[string]string) *extproc.RouteInput {
+func input(prompt string, headers map[string]string) *route.Input {
 	if headers == nil {
 		headers = map[string]string{}
 	}
-	return &extproc.RouteInput{Path: "/v1/completions", Headers: headers,
-		Request: &request.Request{Kind: request.KindCompletions, Model: "m", Prompt: prompt, MaxTokens: 16}}
+	return &route.Input{Path: "/v1/completions", Headers: headers,
+		Request: &request.Request{Kind: request.KindCompletions, Model: "m", Prompt: []byte(prompt), MaxTokens: 16}}
 }
 
 func words(prefix string, n int) string {
@@ -100,7 +104,7 @@ func words(prefix string, n int) string {
 func TestSharedPrefixesLandTogetherAndLoadSpreads(t *testing.T) {
 	f := newFixture(t, 4, nil)
 	where := map[string]map[string]int{} // prefix group -> endpoint -> count
-	var open []extproc.Decision
+	var open []route.Decision
 	for i := 0; i < 40; i++ {
 		group := fmt.Sprintf("g%d", i%4)
 		d, err := f.route(context.Background(), input(words(group, 600)+words("q", 20+i), nil))
@@ -234,7 +238,7 @@ func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 
 func TestWorkerHeadersAndBodylessRequests(t *testing.T) {
 	f := newFixture(t, 2, func(c *v1.Config) { c.Router.WorkerHeaders = true })
-	d, err := f.route(context.Background(), &extproc.RouteInput{Path: "/v1/models", Headers: map[string]string{}})
+	d, err := f.route(context.Background(), &route.Input{Path: "/v1/models", Headers: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +258,12 @@ func TestObservedEventsDriveMatches(t *testing.T) {
 		hashes[i] = uint64(1000 + i) // engine hashes are not ours
 	}
 	target := "10.0.0.2:8000"
-	f.r.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.BlockStored{BlockHashes: hashes, TokenIDs: tokens[:full], BlockSize: 16}}})
+	f.feed.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.BlockStored{BlockHashes: hashes, TokenIDs: tokens[:full], BlockSize: 16}}})
 	p, err := f.r.Prepare(context.Background(), input(prompt, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := f.r.CachedBlocksOn(p, target); got != len(hashes) {
+	if got := f.r.cachedBlocksOn(p, target); got != len(hashes) {
 		t.Fatalf("observed match %d blocks, want %d", got, len(hashes))
 	}
 	d, err := f.r.Decide(p)
@@ -268,11 +272,11 @@ func TestObservedEventsDriveMatches(t *testing.T) {
 	}
 	d.Done(nil)
 	// The events path never records predictions: the other endpoint stays cold.
-	if f.r.CachedBlocksOn(p, "10.0.0.1:8000") != 0 {
+	if f.r.cachedBlocksOn(p, "10.0.0.1:8000") != 0 {
 		t.Fatal("prediction recorded on the events path")
 	}
-	f.r.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.AllBlocksCleared{}}})
-	if f.r.CachedBlocksOn(p, target) != 0 {
+	f.feed.HandleBatch(target, kvevents.Batch{Events: []kvevents.Event{kvevents.AllBlocksCleared{}}})
+	if f.r.cachedBlocksOn(p, target) != 0 {
 		t.Fatal("cleared cache still matched")
 	}
 }
@@ -330,7 +334,7 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	}
 	d.Done(nil)
 	chosen := d.Endpoints()[0]
-	if f.r.CachedBlocksOn(p, chosen) == 0 {
+	if f.r.cachedBlocksOn(p, chosen) == 0 {
 		t.Fatal("decision not recorded in the index")
 	}
 	all := f.set.Snapshot().List
@@ -350,7 +354,7 @@ func TestDepartedEndpointIsForgotten(t *testing.T) {
 	if err := f.set.Replace(back); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.r.CachedBlocksOn(p, chosen); got != 0 {
+	if got := f.r.cachedBlocksOn(p, chosen); got != 0 {
 		t.Fatalf("returning endpoint still holds %d predicted blocks", got)
 	}
 }
@@ -370,7 +374,7 @@ func TestCommitRecordsTheChoice(t *testing.T) {
 		if c := f.active.Counts(ep); c.Requests != 1 || c.PrefillTokens == 0 {
 			t.Fatalf("chosen, not committed: %+v, want the request and its prefill counted", c)
 		}
-		if got := f.r.CachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
+		if got := f.r.cachedBlocksOn(d.(*Decision).Prepared(), ep); got == 0 {
 			t.Fatal("predicted cache not recorded when chosen")
 		}
 		blocks := f.active.Counts(ep).DecodeBlocks
@@ -397,7 +401,7 @@ func TestChosenBeforeCommitIsSeen(t *testing.T) {
 		n := 100
 		c.Router.Busy.ActivePrefillTokens = &n
 	})
-	var ds []extproc.Decision
+	var ds []route.Decision
 	seen := map[string]bool{}
 	for i := range 2 {
 		d, err := f.r.Route(context.Background(), input(words(fmt.Sprint("doc", i), 300), nil))
@@ -458,4 +462,48 @@ func TestBurstSharingAPrefixSeesTheFirst(t *testing.T) {
 	}
 	first.Done(nil)
 	second.Done(nil)
+}
+
+// TestReloadKeepsIndexCapacity: an endpoint whose file gives no KV size gets
+// its index bound from the scraped total; a file reload must compute the same
+// bound (it used to divide by the stride while the scrape did not, pruning the
+// predicted entries to a quarter until the next scrape).
+func TestReloadKeepsIndexCapacity(t *testing.T) {
+	cfg := &v1.Config{}
+	cfg.Router.Seed = 1
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	stride := cfg.KV.IndexStride()
+	if stride < 2 {
+		t.Fatalf("the predicted path's default stride is %d: this test needs > 1", stride)
+	}
+	set, ix := endpoints.NewSet(), kvindex.New(kvindex.Options{})
+	eps := []endpoints.Endpoint{{Address: "10.0.0.1", Port: 8000, Models: []string{"m"}}}
+	if err := set.Replace(eps); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(cfg, Deps{Set: set, Index: ix, Active: activework.New(time.Minute, nil), Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 64 // scraped KV blocks
+	key := eps[0].Key()
+	sink := &scrape.StateSink{Set: set, Index: ix, Stride: stride}
+	sink.UpdateScrape(key, scrape.Status{HasSample: true, Sample: scrape.Sample{TotalBlocks: total}})
+	now := time.Now()
+	for i := 0; i < 2*total; i++ { // distinct one-entry chains: fill to the bound
+		ix.RecordPredicted(key, []uint64{uint64(i + 1)}, now)
+	}
+	before := ix.Stats().Entries
+	if before == 0 || before > total/stride {
+		t.Fatalf("index holds %d entries, want 1..%d (the bound)", before, total/stride)
+	}
+	if err := set.Replace(append([]endpoints.Endpoint(nil), eps...)); err != nil { // a reload
+		t.Fatal(err)
+	}
+	if after := ix.Stats().Entries; after != before {
+		t.Fatalf("reload pruned the index from %d to %d entries", before, after)
+	}
 }

@@ -37,7 +37,9 @@ func New(cfg v1.Router) (*Scheduler, error) {
 	busy := Busy{DecodeBlocksFrac: cfg.Busy.ActiveDecodeBlocks, PrefillTokens: cfg.Busy.ActivePrefillTokens,
 		PrefillTokensFrac: cfg.Busy.ActivePrefillTokensFrac}
 	s.busy = busy
-	s.setFilters([]string{v1.FilterModel, v1.FilterSubset, v1.FilterHealth, v1.FilterBusy}, busy)
+	if err := s.setFilters([]string{v1.FilterModel, v1.FilterSubset, v1.FilterHealth, v1.FilterBusy}, busy); err != nil {
+		return nil, err
+	}
 	kv := KVCost{OverlapWeight: *cfg.KVCost.OverlapWeight, ActiveRequestWeight: *cfg.KVCost.ActiveRequestWeight}
 	rr := roundRobinPicker{next: new(atomic.Uint64)}
 	switch cfg.Mode {
@@ -52,7 +54,7 @@ func New(cfg v1.Router) (*Scheduler, error) {
 		s.picker = powerOfTwoPicker{}
 	case v1.ModeKV:
 		s.scorers = []weighted{{kvCostScorer{kv}, 1}}
-		s.picker = pickerFor(v1.PickerSoftmax, *cfg.KVCost.Temperature, rr)
+		s.picker, _ = pickerFor(v1.PickerSoftmax, *cfg.KVCost.Temperature, rr)
 	case v1.ModeDirect:
 		s.direct = true
 	case v1.ModeDeviceAware:
@@ -73,7 +75,9 @@ func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv KVCost, rr roundRo
 		return fmt.Errorf("router.profile: required for mode custom")
 	}
 	if len(p.Filters) > 0 {
-		s.setFilters(p.Filters, busy)
+		if err := s.setFilters(p.Filters, busy); err != nil {
+			return err
+		}
 	}
 	for _, w := range p.Scorers {
 		sc, err := scorerFor(w.Name, kv)
@@ -82,32 +86,40 @@ func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv KVCost, rr roundRo
 		}
 		s.scorers = append(s.scorers, weighted{sc, w.Weight})
 	}
-	s.picker = pickerFor(p.Picker, p.Temperature, rr)
-	return nil
+	var err error
+	s.picker, err = pickerFor(p.Picker, p.Temperature, rr)
+	return err
 }
 
-func (s *Scheduler) setFilters(names []string, busy Busy) {
+func (s *Scheduler) setFilters(names []string, busy Busy) error {
 	s.filters, s.eligible = nil, nil
 	for _, n := range names {
-		f := filterFor(n, busy)
+		f, err := filterFor(n, busy)
+		if err != nil {
+			return err
+		}
 		s.filters = append(s.filters, f)
 		if n != v1.FilterBusy {
 			s.eligible = append(s.eligible, f)
 		}
 	}
+	return nil
 }
 
-func filterFor(name string, busy Busy) Filter {
+// filterFor is the filter named name; an unknown name is an error, never a
+// silent default.
+func filterFor(name string, busy Busy) (Filter, error) {
 	switch name {
 	case v1.FilterModel:
-		return modelFilter{}
+		return modelFilter{}, nil
 	case v1.FilterSubset:
-		return subsetFilter{}
+		return subsetFilter{}, nil
 	case v1.FilterHealth:
-		return healthFilter{}
-	default:
-		return busyFilter{busy}
+		return healthFilter{}, nil
+	case v1.FilterBusy:
+		return busyFilter{busy}, nil
 	}
+	return nil, fmt.Errorf("router.profile: unknown filter %q", name)
 }
 
 func scorerFor(name string, kv KVCost) (Scorer, error) {
@@ -134,21 +146,39 @@ func scorerFor(name string, kv KVCost) (Scorer, error) {
 	return nil, fmt.Errorf("router.profile: unknown scorer %q", name)
 }
 
-func pickerFor(name string, temperature float64, rr roundRobinPicker) Picker {
+// pickerFor is the picker named name; an unknown name is an error.
+func pickerFor(name string, temperature float64, rr roundRobinPicker) (Picker, error) {
 	switch name {
 	case v1.PickerSoftmax:
 		if temperature > 0 {
-			return softmaxPicker{temperature}
+			return softmaxPicker{temperature}, nil
 		}
-		return maxScorePicker{"lowest-cost"}
+		return maxScorePicker{"lowest-cost"}, nil
 	case v1.PickerRandom:
-		return randomPicker{}
+		return randomPicker{}, nil
 	case v1.PickerRoundRobin:
-		return rr
+		return rr, nil
 	case v1.PickerLowestCost:
-		return maxScorePicker{"lowest-cost"}
+		return maxScorePicker{"lowest-cost"}, nil
+	case v1.PickerMaxScore:
+		return maxScorePicker{"max-score"}, nil
 	}
-	return maxScorePicker{"max-score"}
+	return nil, fmt.Errorf("router.profile: unknown picker %q", name)
+}
+
+// Plugins names the profile in use (filters, weighted scorers, picker), for
+// the start-up log.
+func (s *Scheduler) Plugins() (filters, scorers []string, picker string) {
+	for _, f := range s.filters {
+		filters = append(filters, f.Name())
+	}
+	for _, w := range s.scorers {
+		scorers = append(scorers, fmt.Sprintf("%s*%g", w.Name(), w.weight))
+	}
+	if s.picker != nil {
+		picker = s.picker.Name()
+	}
+	return filters, scorers, picker
 }
 
 // Mode is the router mode this scheduler implements.

@@ -1,9 +1,11 @@
-// Package scheduler chooses endpoints. It is pure: a Request plus a slice of
-// Candidates (each endpoint's load, active work and cached prefix, gathered by
-// the caller) gives an ordered choice, with no I/O and no shared state other
-// than the round-robin cursor and the random source. Router modes are presets
-// of small plugins — filters, scorers and a picker — and users can compose
-// their own profile.
+// Package scheduler scores: it filters, scores and picks endpoints for one
+// request; pkg/router decides (prepares, admits, asks this package, records).
+// It is pure: a Request plus a slice of Candidates (each endpoint's load,
+// active work and cached prefix, gathered by the caller) gives an ordered
+// choice, with no I/O and no shared state other than the round-robin cursor
+// and the random source. Router modes (config router.mode) are presets of
+// small plugins (filters, scorers and a picker), and users can compose their
+// own profile.
 package scheduler
 
 import (

@@ -3,17 +3,16 @@ package scrape
 import (
 	"net/http"
 	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
-// Defaults for Options fields left zero.
-const (
-	DefaultInterval     = 100 * time.Millisecond
-	DefaultTimeout      = time.Second
-	DefaultStaleAfter   = 2 * time.Second
-	DefaultExcludeAfter = 5
-	// maxBodyBytes bounds a metrics page; a larger one is a parse failure.
-	maxBodyBytes = 16 << 20
-)
+// defaults are the configuration's (api/v1alpha1, their one source), for
+// Options fields left zero.
+var defaults = v1.Default().Scrape
+
+// maxBodyBytes bounds a metrics page; a larger one is a parse failure.
+const maxBodyBytes = 16 << 20
 
 // Options tune the scraper. Zero (or negative) fields take the defaults.
 type Options struct {
@@ -31,17 +30,17 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {
-		o.Interval = DefaultInterval
+		o.Interval = defaults.Interval.Duration
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaults.Timeout.Duration
 	}
 	o.Timeout = min(o.Timeout, 10*o.Interval)
 	if o.StaleAfter <= 0 {
-		o.StaleAfter = DefaultStaleAfter
+		o.StaleAfter = defaults.StaleAfter.Duration
 	}
 	if o.ExcludeAfter <= 0 {
-		o.ExcludeAfter = DefaultExcludeAfter
+		o.ExcludeAfter = defaults.ExcludeAfter
 	}
 	if o.Client == nil {
 		o.Client = defaultClient()

@@ -146,7 +146,7 @@ func TestApproxAppendsWithoutAllocating(t *testing.T) {
 
 func TestApproximateTokenizer(t *testing.T) {
 	var tok Tokenizer = Approximate{}
-	got, err := tok.Tokenize(context.Background(), "m", "hello world", nil)
+	got, err := tok.Tokenize(context.Background(), "m", []byte("hello world"), nil)
 	if err != nil || len(got) != 4 {
 		t.Fatalf("Tokenize = %v, %v", got, err)
 	}

@@ -24,7 +24,12 @@ const BytesPerToken = 4
 type Bytes struct{}
 
 // Tokenize appends ceil(len(text)/4) byte tokens to dst.
-func (Bytes) Tokenize(_ context.Context, _, text string, dst []uint32) ([]uint32, error) {
+func (Bytes) Tokenize(_ context.Context, _ string, b []byte, dst []uint32) ([]uint32, error) {
+	return BytesOf(dst, view(b)), nil
+}
+
+// BytesOf appends text's byte tokens to dst (Bytes.Tokenize on a string).
+func BytesOf(dst []uint32, text string) []uint32 {
 	n := len(text) / BytesPerToken
 	base := len(dst)
 	out := slices.Grow(dst, n+1)[:base+n]
@@ -42,7 +47,7 @@ func (Bytes) Tokenize(_ context.Context, _, text string, dst []uint32) ([]uint32
 		copy(pad[:], tail)
 		out = append(out, binary.LittleEndian.Uint32(pad[:]))
 	}
-	return out, nil
+	return out
 }
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

@@ -18,14 +18,14 @@ func TestBytes(t *testing.T) {
 		{"日本", []uint32{0xe6a597e6, 0xac9c}}, // e6 97 a5 e6 | 9c ac, little-endian
 	}
 	for _, tc := range tests {
-		got, err := Bytes{}.Tokenize(context.Background(), "m", tc.text, []uint32{7})
+		got, err := Bytes{}.Tokenize(context.Background(), "m", []byte(tc.text), []uint32{7})
 		if err != nil || !slices.Equal(got[1:], tc.want) || got[0] != 7 {
 			t.Errorf("Tokenize(%q) = %x, %v; want 7 then %x", tc.text, got, err, tc.want)
 		}
 	}
 	// The prefix property the index relies on: equal leading bytes, equal leading tokens.
-	a, _ := Bytes{}.Tokenize(context.Background(), "", "shared prefix of 32 bytes......!tail one", nil)
-	b, _ := Bytes{}.Tokenize(context.Background(), "", "shared prefix of 32 bytes......!other tail", nil)
+	a, _ := Bytes{}.Tokenize(context.Background(), "", []byte("shared prefix of 32 bytes......!tail one"), nil)
+	b, _ := Bytes{}.Tokenize(context.Background(), "", []byte("shared prefix of 32 bytes......!other tail"), nil)
 	if !slices.Equal(a[:8], b[:8]) || slices.Equal(a[8:9], b[8:9]) {
 		t.Fatalf("prefix tokens differ or tails collide: %x / %x", a, b)
 	}
@@ -45,6 +45,6 @@ func BenchmarkBytes32KB(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, _ = Bytes{}.Tokenize(context.Background(), "", text, dst[:0])
+		dst = BytesOf(dst[:0], text)
 	}
 }

@@ -42,8 +42,8 @@ type remoteResponse struct {
 
 // Tokenize asks the server for the tokens of text and appends them to dst.
 // It fails on transport errors, non-2xx statuses and bodies without "tokens".
-func (r *Remote) Tokenize(ctx context.Context, model, text string, dst []uint32) ([]uint32, error) {
-	body, err := json.Marshal(remoteRequest{Model: model, Prompt: text})
+func (r *Remote) Tokenize(ctx context.Context, model string, text []byte, dst []uint32) ([]uint32, error) {
+	body, err := json.Marshal(remoteRequest{Model: model, Prompt: string(text)})
 	if err != nil {
 		return dst, fmt.Errorf("tokenize %s: encode request: %w", r.url, err)
 	}

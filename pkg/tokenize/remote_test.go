@@ -64,7 +64,7 @@ func TestRemoteTokenize(t *testing.T) {
 		{"fail", nil, "status 404: model not loaded"},
 	}
 	for _, tc := range tests {
-		got, err := r.Tokenize(context.Background(), "llama", tc.prompt, []uint32{5})
+		got, err := r.Tokenize(context.Background(), "llama", []byte(tc.prompt), []uint32{5})
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), srv.URL+"/tokenize") {
 				t.Errorf("%s: err = %v, want %q naming the URL", tc.prompt, err, tc.wantErr)
@@ -81,13 +81,13 @@ func TestRemoteTransportError(t *testing.T) {
 	srv := newLocalServer(t, func(http.ResponseWriter, *http.Request) {})
 	url := srv.URL
 	srv.Close()
-	_, err := NewRemote(url, nil).Tokenize(context.Background(), "m", "x", nil)
+	_, err := NewRemote(url, nil).Tokenize(context.Background(), "m", []byte("x"), nil)
 	if err == nil || !strings.Contains(err.Error(), url) {
 		t.Errorf("err = %v, want one naming %s", err, url)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := NewRemote(url, nil).Tokenize(ctx, "m", "x", nil); err == nil {
+	if _, err := NewRemote(url, nil).Tokenize(ctx, "m", []byte("x"), nil); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }

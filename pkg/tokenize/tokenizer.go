@@ -1,12 +1,17 @@
 package tokenize
 
-import "context"
+import (
+	"context"
+	"unsafe"
+)
 
 // Tokenizer turns prompt text into token ids for a model. Implementations are
 // safe for concurrent use.
 type Tokenizer interface {
 	// Tokenize appends the tokens of text, as model would see them, to dst.
-	Tokenize(ctx context.Context, model, text string, dst []uint32) ([]uint32, error)
+	// text is only read during the call and never kept (it may alias a
+	// pooled buffer).
+	Tokenize(ctx context.Context, model string, text []byte, dst []uint32) ([]uint32, error)
 	// Exact reports whether the ids are the model's own (false for approximation).
 	Exact() bool
 	// Name identifies the tokenizer in logs and metrics ("approximate", "remote").
@@ -18,9 +23,13 @@ type Tokenizer interface {
 type Approximate struct{}
 
 // Tokenize appends Approx(text) to dst.
-func (Approximate) Tokenize(_ context.Context, _, text string, dst []uint32) ([]uint32, error) {
-	return Approx(dst, text), nil
+func (Approximate) Tokenize(_ context.Context, _ string, text []byte, dst []uint32) ([]uint32, error) {
+	return Approx(dst, view(text)), nil
 }
+
+// view reads b as a string for the duration of a call that keeps no
+// reference to it (Approx, Bytes): no copy of a prompt on the decision path.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Exact is false: the ids are not any real model's.
 func (Approximate) Exact() bool { return false }

@@ -38,12 +38,12 @@ func BenchmarkExternalPicker(b *testing.B) {
 		b.Fatal(err)
 	}
 	bin, args := testutil.Binary(b, "kvpick"), []string{"--config", cfgFile, "--endpoints-file", epsFile,
-		"--grpc-addr", "127.0.0.1:0", "--metrics-addr", "off", "--plaintext"}
+		"--grpc-addr", "127.0.0.1:0", "--metrics-addr", "off", "--plaintext", "--ready-file", filepath.Join(dir, "ready.json")}
 	if ts, err := exec.LookPath("taskset"); err == nil && os.Getenv("KVPICK_BENCH_PIN") != "0" {
 		bin, args = ts, append([]string{"-c", "0", bin}, args...)
 	}
 	p := testutil.Start(b, bin, args...)
-	addr := p.WaitFor(b, grpcRe, 20*time.Second)
+	addr := readReady(b, p, filepath.Join(dir, "ready.json"), 20*time.Second)["grpc"]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := envoyclient.Dial(ctx, addr, nil)

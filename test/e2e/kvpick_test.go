@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -23,9 +24,7 @@ import (
 )
 
 var (
-	listenRe  = regexp.MustCompile(`modelsim listening on (127\.0\.0\.1:\d+)`)
-	grpcRe    = regexp.MustCompile(`"kvpick serving ext_proc","addr":"([0-9.:]+)"`)
-	metricsRe = regexp.MustCompile(`"serving metrics","addr":"([0-9.:]+)"`)
+	listenRe = regexp.MustCompile(`modelsim listening on (127\.0\.0\.1:\d+)`)
 )
 
 func freePort(t *testing.T) int {
@@ -63,10 +62,15 @@ func startFleet(t *testing.T, n int, kvpickArgs ...string) *fleet {
 		f.modelsim = append(f.modelsim, p)
 	}
 	f.writeEndpoints(t, f.lines)
-	args := append([]string{"--endpoints-file", f.eps, "--grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--plaintext"}, kvpickArgs...)
+	ready := filepath.Join(t.TempDir(), "ready.json")
+	args := append([]string{"--endpoints-file", f.eps, "--grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--plaintext",
+		"--ready-file", ready}, kvpickArgs...)
 	f.kvpick = testutil.Start(t, testutil.Binary(t, "kvpick"), args...)
-	f.grpc = f.kvpick.WaitFor(t, grpcRe, 20*time.Second)
-	f.metrics = f.kvpick.WaitFor(t, metricsRe, 20*time.Second)
+	addrs := readReady(t, f.kvpick, ready, 20*time.Second)
+	f.grpc, f.metrics = addrs["grpc"], addrs["metrics"]
+	if f.grpc == "" || f.metrics == "" {
+		t.Fatalf("ready file %v lacks an address", addrs)
+	}
 	return f
 }
 
@@ -197,4 +201,22 @@ func TestBadConfigStopsStartup(t *testing.T) {
 	if code := p.Wait(t, 10*time.Second); code != 2 {
 		t.Fatalf("exit code %d, want 2", code)
 	}
+}
+
+// readReady waits for kvpick's --ready-file and returns the addresses in it.
+func readReady(t testing.TB, p *testutil.Proc, path string, d time.Duration) map[string]string {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var addrs map[string]string
+		if err := json.Unmarshal(data, &addrs); err != nil {
+			t.Fatalf("ready file %q: %v", data, err)
+		}
+		return addrs
+	}
+	t.Fatalf("no ready file after %v; output:\n%s", d, p.Output())
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 )
 
 // BenchmarkRealDecision measures requests through the real decision path
@@ -83,14 +84,14 @@ type nopRouter struct{}
 
 type nopDecision struct{}
 
-func (nopRouter) Route(context.Context, *extproc.RouteInput) (extproc.Decision, error) {
+func (nopRouter) Route(context.Context, *route.Input) (route.Decision, error) {
 	return nopDecision{}, nil
 }
-func (nopDecision) Endpoints() []string            { return []string{"10.0.0.1:8000"} }
-func (nopDecision) Headers() []extproc.HeaderValue { return nil }
-func (nopDecision) Commit()                        {}
-func (nopDecision) Served(string)                  {}
-func (nopDecision) FirstToken()                    {}
-func (nopDecision) Progress(int)                   {}
-func (nopDecision) Usage(request.Usage)            {}
-func (nopDecision) Done(error)                     {}
+func (nopDecision) Endpoints() []string          { return []string{"10.0.0.1:8000"} }
+func (nopDecision) Headers() []route.HeaderValue { return nil }
+func (nopDecision) Commit()                      {}
+func (nopDecision) Served(string)                {}
+func (nopDecision) FirstToken()                  {}
+func (nopDecision) Progress(int)                 {}
+func (nopDecision) Usage(request.Usage)          {}
+func (nopDecision) Done(error)                   {}

@@ -14,8 +14,6 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-
-	_ "github.com/kvpick/kvpick/pkg/grpcbuf" // gRPC's default buffer pool for this process
 )
 
 // Mode is the body send mode the simulated proxy uses for both request and response.

@@ -1,4 +1,4 @@
-package telemetry
+package kvindex
 
 import (
 	"testing"
@@ -6,16 +6,16 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 func TestKVIndexCollector(t *testing.T) {
-	ix := kvindex.New(kvindex.Options{})
+	ix := New(Options{})
 	now := time.Unix(1000, 0)
 	ix.RecordPredicted("10.0.0.1:8000", []uint64{1, 2, 3}, now)
 	ix.RecordPredicted("10.0.0.2:8000", []uint64{1}, now)
-	RegisterKVIndex("test-predicted", ix.Stats)
-	defer UnregisterKVIndex("test-predicted")
+	RegisterMetrics("test-predicted", ix.Stats)
+	defer UnregisterMetrics("test-predicted")
 
 	got := gatherKVIndex(t, "test-predicted")
 	want := map[string]float64{
@@ -31,7 +31,7 @@ func TestKVIndexCollector(t *testing.T) {
 			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
 		}
 	}
-	UnregisterKVIndex("test-predicted")
+	UnregisterMetrics("test-predicted")
 	if n := len(gatherKVIndex(t, "test-predicted")); n != 0 {
 		t.Fatalf("%d series left after unregister", n)
 	}
@@ -40,7 +40,7 @@ func TestKVIndexCollector(t *testing.T) {
 // gatherKVIndex returns "family/path-or-endpoint" -> value for one instance.
 func gatherKVIndex(t *testing.T, index string) map[string]float64 {
 	t.Helper()
-	fams, err := Registry.Gather()
+	fams, err := telemetry.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
-// Package extproc is kvpick's Envoy ext_proc v3 server: it reads each HTTP
-// request's headers and body from the gateway, asks a Router where the request
-// goes, answers with the destination header and envoy.lb metadata, and follows
-// the response for the request's lifecycle (first token, usage, end).
-package extproc
+// Package route is the contract between a transport (the ext_proc server, the
+// fleet simulator) and the side that decides where a request goes: the input
+// a transport hands over and the decision with its lifecycle hooks. It holds
+// no transport and no policy, so either side links only what it uses.
+package route
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 	"github.com/kvpick/kvpick/pkg/request"
 )
 
-// Router decides where a request goes. Route may block (admission queue) until ctx is done.
-type Router interface {
-	Route(ctx context.Context, in *RouteInput) (Decision, error) // errors: *apierr.Error (status + type) or other (500)
+// Decider decides where a request goes; pkg/router implements it (and asks
+// pkg/scheduler, which only filters, scores and picks). Route may block
+// (admission queue) until ctx is done.
+type Decider interface {
+	Route(ctx context.Context, in *Input) (Decision, error) // errors: *apierr.Error (status + type) or other (500)
 }
 
-// RouteInput is what the server hands the Router for one request. Request.Raw and Request.Prompt alias pooled
+// Input is what the server hands the Decider for one request. Request.Raw and Request.Prompt alias pooled
 // buffers: they are valid until Decision.Done is called (or Route returns an error); copy them to keep them longer.
-type RouteInput struct {
+type Input struct {
 	Request       *request.Request  // nil for a body-less request (e.g. GET /v1/models)
 	Path          string            // from :path, or x-original-path when present
 	Headers       map[string]string // lower-case names, includes pseudo headers; values as raw strings

@@ -1,4 +1,4 @@
-package telemetry
+package kvindex
 
 import (
 	"sort"
@@ -6,52 +6,55 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // KV index metrics (pkg/kvindex). The index keeps its own counters (it also
 // runs inside simulators, many instances per process), so these are read from
 // Index.Stats at scrape time for the instances registered with
-// RegisterKVIndex. Label index names the instance (e.g. "observed",
+// RegisterMetrics. Label index names the instance (e.g. "observed",
 // "predicted"), path says which observation path created the entries.
-var kvIndexes = must(&kvIndexCollector{sources: map[string]func() kvindex.Stats{}})
+var kvIndexes = &kvIndexCollector{sources: map[string]func() Stats{}}
 
-// RegisterKVIndex exports an index's Stats under the given instance name,
+// init registers the collector once every descriptor above is built.
+func init() { telemetry.Registry.MustRegister(kvIndexes) }
+
+// RegisterMetrics exports an index's Stats under the given instance name,
 // replacing an earlier source of that name. Safe for concurrent use.
-func RegisterKVIndex(name string, stats func() kvindex.Stats) {
+func RegisterMetrics(name string, stats func() Stats) {
 	kvIndexes.mu.Lock()
 	kvIndexes.sources[name] = stats
 	kvIndexes.mu.Unlock()
 }
 
-// UnregisterKVIndex stops exporting an instance.
-func UnregisterKVIndex(name string) {
+// UnregisterMetrics stops exporting an instance.
+func UnregisterMetrics(name string) {
 	kvIndexes.mu.Lock()
 	delete(kvIndexes.sources, name)
 	kvIndexes.mu.Unlock()
 }
 
 var (
-	kvIndexEntriesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "entries"),
+	kvIndexEntriesDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "entries"),
 		"(block, endpoint) entries held by the KV index, by the path that created them (observed from engine events, predicted from own decisions).",
 		[]string{"index", "path"}, nil)
-	kvIndexBlocksDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "blocks"),
+	kvIndexBlocksDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "blocks"),
 		"Distinct prompt blocks held by at least one endpoint.", []string{"index"}, nil)
-	kvIndexEndpointDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "endpoint_blocks"),
+	kvIndexEndpointDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "endpoint_blocks"),
 		"Blocks the KV index attributes to an endpoint.", []string{"index", "endpoint"}, nil)
-	kvIndexCapacityDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "endpoint_capacity_blocks"),
+	kvIndexCapacityDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "endpoint_capacity_blocks"),
 		"Per-endpoint bound on index entries (engine KV blocks when known, else the default).", []string{"index", "endpoint"}, nil)
-	kvIndexEvictionsDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "evictions_total"),
+	kvIndexEvictionsDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "evictions_total"),
 		"Entries dropped by LRU pruning when an endpoint exceeded its capacity.", []string{"index"}, nil)
-	kvIndexExpiredDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "expired_total"),
+	kvIndexExpiredDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "expired_total"),
 		"Predicted entries dropped after their TTL.", []string{"index"}, nil)
-	kvIndexUnknownParentDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "unknown_parent_total"),
+	kvIndexUnknownParentDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "unknown_parent_total"),
 		"BlockStored events that could not be placed because their parent block was unknown.", []string{"index"}, nil)
 )
 
 type kvIndexCollector struct {
 	mu      sync.Mutex
-	sources map[string]func() kvindex.Stats
+	sources map[string]func() Stats
 }
 
 func (c *kvIndexCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -67,7 +70,7 @@ func (c *kvIndexCollector) Collect(ch chan<- prometheus.Metric) {
 	for n := range c.sources {
 		names = append(names, n)
 	}
-	srcs := make([]func() kvindex.Stats, len(names))
+	srcs := make([]func() Stats, len(names))
 	sort.Strings(names)
 	for i, n := range names {
 		srcs[i] = c.sources[n]
@@ -78,7 +81,7 @@ func (c *kvIndexCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func collectKVIndex(ch chan<- prometheus.Metric, name string, st kvindex.Stats) {
+func collectKVIndex(ch chan<- prometheus.Metric, name string, st Stats) {
 	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
 	ch <- prometheus.MustNewConstMetric(kvIndexEntriesDesc, gauge, float64(st.Observed), name, "observed")
 	ch <- prometheus.MustNewConstMetric(kvIndexEntriesDesc, gauge, float64(st.Predicted), name, "predicted")

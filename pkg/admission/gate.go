@@ -1,0 +1,80 @@
+package admission
+
+import "sync"
+
+// Load is one endpoint eligible for a request, as the queue-threshold gate
+// sees it.
+type Load struct {
+	Endpoint      string
+	PrefillTokens int  // active prefill tokens counted for the endpoint
+	MaxBatched    int  // the engine's max_num_batched_tokens
+	Busy          bool // past a busy threshold: counts as full
+}
+
+// Gate is the queue-threshold rule a Queue's canDispatch applies: a request
+// may go when some eligible endpoint has active prefill tokens, plus the
+// tokens reserved on it, at or under Threshold x MaxBatched and is not busy.
+// Following the reservation contract of Core.Release, a request that passes
+// reserves its prompt tokens on the least loaded such endpoint until Release,
+// so several queued requests do not pass on the same free capacity. K
+// identifies a request. Safe for concurrent use.
+type Gate[K comparable] struct {
+	threshold float64
+	mu        sync.Mutex
+	byEP      map[string]int
+	byReq     map[K]reservation
+}
+
+type reservation struct {
+	endpoint string
+	tokens   int
+}
+
+// NewGate returns a gate with the given queue threshold (a fraction of each
+// endpoint's max batched tokens).
+func NewGate[K comparable](threshold float64) *Gate[K] {
+	return &Gate[K]{threshold: threshold, byEP: map[string]int{}, byReq: map[K]reservation{}}
+}
+
+// Admit reports whether the request key of tokens prompt tokens may go to
+// one of loads; when it may, the tokens are reserved on the chosen endpoint.
+func (g *Gate[K]) Admit(key K, tokens int, loads []Load) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	best, bestLoad := "", 0
+	for i := range loads {
+		l := &loads[i]
+		load := l.PrefillTokens + g.byEP[l.Endpoint]
+		if float64(load) <= g.threshold*float64(l.MaxBatched) && !l.Busy && (best == "" || load < bestLoad) {
+			best, bestLoad = l.Endpoint, load
+		}
+	}
+	if best == "" {
+		return false
+	}
+	g.byEP[best] += tokens
+	g.byReq[key] = reservation{best, tokens}
+	return true
+}
+
+// Reserved is the number of tokens reserved on endpoint.
+func (g *Gate[K]) Reserved(endpoint string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.byEP[endpoint]
+}
+
+// Release drops key's reservation (its work is accounted elsewhere now, or it
+// will not run). A key without a reservation is ignored.
+func (g *Gate[K]) Release(key K) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	res, ok := g.byReq[key]
+	if !ok {
+		return
+	}
+	delete(g.byReq, key)
+	if g.byEP[res.endpoint] -= res.tokens; g.byEP[res.endpoint] <= 0 {
+		delete(g.byEP, res.endpoint)
+	}
+}
