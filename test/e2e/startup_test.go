@@ -81,8 +81,11 @@ func TestConfigRelativePathAndEmptyEndpoints(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("endpoints:\n  file: eps.yaml\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ready := filepath.Join(dir, "ready.json")
 	p := testutil.Start(t, testutil.Binary(t, "kvpick"), "--config", cfg, "--plaintext", "--grpc-addr", "127.0.0.1:0",
-		"--metrics-addr", "off")
+		"--metrics-addr", "off", "--ready-file", ready)
 	p.WaitFor(t, regexp.MustCompile(`WARNING: the endpoints file lists no endpoints`), 20*time.Second)
-	p.WaitFor(t, grpcRe, 20*time.Second)
+	if addrs := readReady(t, p, ready, 20*time.Second); addrs["grpc"] == "" {
+		t.Fatalf("ready file names no grpc address: %v", addrs)
+	}
 }

@@ -71,7 +71,9 @@ var project = []string{module + "/"}
 
 var rules = []rule{
 	{why: "nothing under pkg/ imports cmd/", from: []string{"pkg/"}, deny: []string{module + "/cmd/"}},
-	{why: "leaves import no project package", from: []string{"pkg/telemetry", "pkg/apierr", "api/"}, deny: project},
+	{why: "leaves import no project package", from: []string{"pkg/telemetry", "pkg/apierr", "internal/strictyaml"}, deny: project},
+	{why: "the config API imports only its strict YAML decoder", from: []string{"api/"}, deny: project,
+		allow: []string{module + "/internal/strictyaml"}},
 	{why: "the contract links no transport or policy", from: []string{"pkg/route"}, deny: project,
 		allow: []string{module + "/pkg/request", module + "/pkg/apierr"}},
 	{why: "the simulator and the scheduler link no gRPC", from: []string{"pkg/fleetsim", "pkg/scheduler", "pkg/route", "pkg/router"},
