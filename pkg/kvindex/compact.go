@@ -67,7 +67,7 @@ func (ep *endpoint) clearAll(s *shards) int {
 	n := ep.blocks.len()
 	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
 	ep.blocks = newTable[uint64](rand.Uint64())
-	ep.engine = make(map[uint64]uint64)
+	ep.engine = make(map[engineKey]uint64)
 	ep.order, ep.recs, ep.rhead, ep.recsTrimmed = newLRU(), nil, 0, 0
 	ep.observed, ep.predicted = 0, 0
 	ep.flush(s)

@@ -30,7 +30,7 @@ type endpoint struct {
 	rhead       int
 	recsTrimmed int // len(recs) after the last trimRecs
 	// engine maps the engine's block hash to our own (observed path).
-	engine map[uint64]uint64
+	engine map[engineKey]uint64
 
 	clock               uint64
 	observed, predicted int
@@ -53,7 +53,7 @@ type expRec struct {
 }
 
 func newEndpoint(name string, id uint32) *endpoint {
-	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: make(map[uint64]uint64)}
+	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: make(map[engineKey]uint64)}
 	ep.nextDue.Store(never)
 	return ep
 }

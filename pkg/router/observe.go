@@ -25,17 +25,25 @@ func (r *Router) HandleBatch(endpointKey string, b kvevents.Batch) {
 	for _, ev := range b.Events {
 		switch e := ev.(type) {
 		case kvevents.BlockStored:
-			seed := kvindex.Seed(model, e.LoRAName, "")
-			err := r.deps.Index.ApplyStored(endpointKey, seed, e.Parent, e.BlockHashes, e.TokenIDs, e.BlockSize, now)
+			err := r.deps.Index.ApplyStoredBlocks(endpointKey, storedOf(e, model), now)
 			if err != nil && !errors.Is(err, kvindex.ErrUnknownParent) {
 				r.deps.Log.V(1).Info("kv event rejected", "endpoint", endpointKey, "err", err.Error())
 			}
 		case kvevents.BlockRemoved:
-			r.deps.Index.ApplyRemoved(endpointKey, e.BlockHashes)
+			r.deps.Index.ApplyRemovedBlocks(endpointKey, e.GroupIdx, kvindex.TierOf(e.Medium), e.BlockHashes)
 		case kvevents.AllBlocksCleared:
 			r.deps.Index.ApplyCleared(endpointKey)
 		}
 	}
+}
+
+// storedOf maps a BlockStored onto the index: the cache salt SGLang states
+// is folded into the seed as requests fold theirs; group, tier and extra keys
+// keep their blocks apart.
+func storedOf(e kvevents.BlockStored, model string) kvindex.Stored {
+	return kvindex.Stored{Seed: kvindex.Seed(model, e.LoRAName, e.CacheSalt), Parent: e.Parent,
+		EngineHashes: e.BlockHashes, Tokens: e.TokenIDs, BlockSize: e.BlockSize, ExtraKeys: e.ExtraKeys,
+		Group: e.GroupIdx, Tier: kvindex.TierOf(e.Medium)}
 }
 
 func (r *Router) endpointModel(key string) string {

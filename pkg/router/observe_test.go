@@ -6,6 +6,9 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 
+	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/kvindex"
+
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -45,5 +48,19 @@ func TestEventsSilenceIsReported(t *testing.T) {
 	w.check(start.Add(64*time.Second), "silent-test", log)
 	if gauge() != 0 || len(lines) != 2 {
 		t.Fatalf("recovery not reported: gauge %v lines %v", gauge(), lines)
+	}
+}
+
+// An SGLang salted store is held under the salt, as a request carrying the
+// same cache_salt hashes it; the same tokens unsalted do not match.
+func TestStoredOfFoldsTheSalt(t *testing.T) {
+	tokens := []uint32{1, 2, 3, 4}
+	e := kvevents.BlockStored{BlockHashes: []uint64{9}, TokenIDs: tokens, BlockSize: 4, Medium: "CPU_PINNED", CacheSalt: "s"}
+	s := storedOf(e, "m")
+	if s.Seed != kvindex.Seed("m", "", "s") || s.Seed == kvindex.Seed("m", "", "") {
+		t.Fatalf("seed %x does not fold the salt", s.Seed)
+	}
+	if s.Tier != kvindex.TierHost {
+		t.Fatalf("tier %v, want host", s.Tier)
 	}
 }
