@@ -42,6 +42,9 @@ func TestParseAndValidate(t *testing.T) {
 		{"stride too large", "kv:\n  predictedStride: 65\n", []string{"kv.predictedStride", "65"}},
 		{"negative stride", "kv:\n  predictedStride: -2\n", []string{"kv.predictedStride"}},
 		{"zero queue threshold", "admission:\n  queueThreshold: 0\n", []string{"admission.queueThreshold"}},
+		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},
+		{"negative disk weight", "kv:\n  diskHitWeight: -0.1\n", []string{"kv.diskHitWeight"}},
+		{"tier weights in range", "kv:\n  hostHitWeight: 1\n  diskHitWeight: 0\n", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

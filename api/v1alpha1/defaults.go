@@ -89,6 +89,12 @@ func (k *KV) setDefaults() {
 	if k.EventsPort == 0 {
 		k.EventsPort = 5557
 	}
+	if k.HostHitWeight == nil {
+		k.HostHitWeight = ptr(0.75)
+	}
+	if k.DiskHitWeight == nil {
+		k.DiskHitWeight = ptr(0.25)
+	}
 }
 
 func (s *Scrape) setDefaults() {

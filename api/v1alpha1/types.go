@@ -196,8 +196,17 @@ type KV struct {
 	//     needed to match an engine's KV events, which hash real token ids.
 	//   - "remote": the model server's /tokenize (exact, one HTTP call per request on the decision path).
 	Tokenizer string `json:"tokenizer"`
-	// EventsPort is the ZMQ port of each endpoint's KV event publisher (default 5557), used when observation is "events".
+	// EventsPort is the ZMQ port of each endpoint's KV event publisher (default 5557), used when observation is
+	// "events". An endpoint with a dpRank subscribes at EventsPort + dpRank, where vLLM and SGLang put each
+	// data-parallel rank's publisher.
 	EventsPort int `json:"eventsPort"`
+	// HostHitWeight credits a prompt block an engine holds only in its host (CPU) tier as this fraction of a
+	// GPU hit, on the events path (default 0.75, as Dynamo's --router-host-cache-hit-weight). Higher sends more
+	// requests to where an offloaded prefix can be copied back; lower treats a reload as nearly a recompute.
+	HostHitWeight *float64 `json:"hostHitWeight,omitempty"`
+	// DiskHitWeight is HostHitWeight for the disk (and external) tier (default 0.25, as Dynamo's
+	// --router-disk-cache-hit-weight).
+	DiskHitWeight *float64 `json:"diskHitWeight,omitempty"`
 }
 
 // Scrape configures model-server metrics polling.

@@ -167,6 +167,15 @@ func (k *KV) validate(p *problems) {
 	if k.EventsPort < 1 || k.EventsPort > 65535 {
 		p.add("kv.eventsPort", "must be a port number, got %d", k.EventsPort)
 	}
+	unit(p, "kv.hostHitWeight", k.HostHitWeight)
+	unit(p, "kv.diskHitWeight", k.DiskHitWeight)
+}
+
+// unit requires v, when set, in [0, 1].
+func unit(p *problems, path string, v *float64) {
+	if v != nil && !(*v >= 0 && *v <= 1) {
+		p.add(path, "must be in [0, 1], got %g", *v)
+	}
 }
 
 func (s *Scrape) validate(p *problems) {

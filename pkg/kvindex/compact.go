@@ -56,7 +56,7 @@ func (ep *endpoint) trimRecs() {
 // expired); a later event naming one as parent then reports ErrUnknownParent.
 func (ep *endpoint) trimEngine() {
 	for eh, own := range ep.engine {
-		if _, ok := ep.blocks.get(own); !ok {
+		if _, ok := ep.blocks.get(entryOf(own, eh.ns)); !ok {
 			delete(ep.engine, eh)
 		}
 	}

@@ -56,6 +56,7 @@ type Index struct {
 	s             *shards
 	reg           *registry
 	unknownParent atomic.Uint64
+	tiered        atomic.Bool // some endpoint holds blocks off group 0's GPU tier
 	// counters of removed endpoints, so Stats totals never go down
 	retiredEvictions, retiredExpired atomic.Uint64
 }

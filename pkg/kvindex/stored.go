@@ -55,9 +55,9 @@ type Stored struct {
 	// with keys (cache salt, multimodal hashes) is a different block from one
 	// with the same tokens and other keys.
 	ExtraKeys []uint64
-	// Group is the KV cache group; Tier the medium. Only group 0 on the GPU
-	// tier is what Match looks up; other groups and tiers are kept apart so
-	// their removals never touch it.
+	// Group is the KV cache group; Tier the medium. Match looks up group 0
+	// on the GPU tier, MatchCredited also the slower tiers of group 0; each
+	// group and tier is kept apart so its removals never touch another.
 	Group int
 	Tier  Tier
 }
@@ -71,19 +71,28 @@ type engineKey struct {
 
 func namespace(group int, t Tier) uint32 { return uint32(group)<<8 | uint32(t) }
 
-// nsDomain separates namespaces' chains; the GPU tier of group 0 keeps the
-// plain seed, so requests hashed with Seed match it.
+// nsDomain separates namespaces' entries; group 0 on the GPU tier keeps the
+// chain hash itself, so requests hashed with Seed match it.
 const nsDomain = 0x6b7670696b6e7301
 
-// NamespaceSeed returns the chain seed of group and tier for a request seed:
-// hashing a request's tokens from it gives the hashes the index holds for
-// blocks of that group and tier.
-func NamespaceSeed(seed uint64, group int, t Tier) uint64 {
-	ns := namespace(group, t)
+// entryOf is the index entry of chain hash h in namespace ns. Entries are
+// derived per block from the one chain (parents always chain on the plain
+// hash), so a request's chain for another tier is one mix per block away.
+func entryOf(h uint64, ns uint32) uint64 {
 	if ns == 0 {
-		return seed
+		return h
 	}
-	return link(seed, nsDomain^uint64(ns))
+	return link(h, nsDomain^uint64(ns))
+}
+
+// TierChain appends to dst the entries the index holds, on tier t of group 0,
+// for a request's chain (as BlockHashes returns it).
+func TierChain(dst, chain []uint64, t Tier) []uint64 {
+	ns := namespace(0, t)
+	for _, h := range chain {
+		dst = append(dst, entryOf(h, ns))
+	}
+	return dst
 }
 
 // ApplyStoredBlocks applies an engine BlockStored. It returns
@@ -105,7 +114,7 @@ func (ix *Index) ApplyStoredBlocks(endpoint string, s Stored, now time.Time) err
 	if ep.dead {
 		return nil
 	}
-	start := NamespaceSeed(s.Seed, s.Group, s.Tier)
+	start := s.Seed
 	if s.Parent != nil {
 		own, ok := ep.engine[engineKey{*s.Parent, ns}]
 		if !ok {
@@ -119,7 +128,10 @@ func (ix *Index) ApplyStoredBlocks(endpoint string, s Stored, now time.Time) err
 	for i := n - 1; i >= 0; i-- {
 		own := ep.scratch[full-n+i]
 		ep.engine[engineKey{s.EngineHashes[i], ns}] = own
-		ep.upsert(own, true)
+		ep.upsert(entryOf(own, ns), true)
+	}
+	if ns != 0 {
+		ix.tiered.Store(true)
 	}
 	ix.settle(ep)
 	return nil
@@ -170,7 +182,7 @@ func (ix *Index) ApplyRemovedBlocks(endpoint string, group int, t Tier, engineHa
 		k := engineKey{eh, ns}
 		if own, ok := ep.engine[k]; ok {
 			delete(ep.engine, k)
-			ep.drop(own)
+			ep.drop(entryOf(own, ns))
 		}
 	}
 	ep.compact()

@@ -60,7 +60,7 @@ func TestStoredTierSeedMatches(t *testing.T) {
 	if got := matchMap(ix, BlockHashes(nil, seed, tokens, 4), t0); len(got) != 0 {
 		t.Fatalf("host-tier blocks answered a GPU lookup: %v", got)
 	}
-	host := BlockHashes(nil, NamespaceSeed(seed, 0, TierHost), tokens, 4)
+	host := TierChain(nil, BlockHashes(nil, seed, tokens, 4), TierHost)
 	if got := matchMap(ix, host, t0); !maps.Equal(got, map[string]int{"a": 3}) {
 		t.Fatalf("host chain Match = %v, want a:3", got)
 	}
@@ -122,5 +122,39 @@ func TestTierOf(t *testing.T) {
 		if got := TierOf(medium); got != want {
 			t.Errorf("TierOf(%q) = %v, want %v", medium, got, want)
 		}
+	}
+}
+
+// TestMatchCredited: 2 blocks on GPU, 6 on host, 10 on disk at Dynamo's
+// weights credit 2 + 0.75*4 + 0.25*4 = 6 blocks.
+func TestMatchCredited(t *testing.T) {
+	ix := New(Options{})
+	seed := Seed("m", "", "")
+	tokens := seq(40, 0)
+	chain := BlockHashes(nil, seed, tokens, 4)
+	store := func(n int, tier Tier) {
+		hs := make([]uint64, n)
+		for i := range hs {
+			hs[i] = uint64(i + 1)
+		}
+		if err := ix.ApplyStoredBlocks("a", Stored{Seed: seed, EngineHashes: hs, Tokens: tokens[:4*n], BlockSize: 4, Tier: tier}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store(2, TierGPU)
+	if got := ix.MatchCredited(chain, t0, TierWeights{Host: 0.75, Disk: 0.25}, nil); len(got) != 1 || got[0].Blocks != 2 {
+		t.Fatalf("GPU only: %v", got)
+	}
+	store(6, TierHost)
+	store(10, TierDisk)
+	w := TierWeights{Host: 0.75, Disk: 0.25}
+	if got := ix.MatchCredited(chain, t0, w, nil); len(got) != 1 || got[0] != (Overlap{"a", 6}) {
+		t.Fatalf("MatchCredited = %v, want a:6", got)
+	}
+	if got := ix.MatchCredited(chain, t0, TierWeights{}, nil); got[0].Blocks != 2 {
+		t.Fatalf("zero weights credited slower tiers: %v", got)
+	}
+	if got := ix.Match(chain, t0, nil); got[0].Blocks != 2 {
+		t.Fatalf("Match counts slower tiers: %v", got)
 	}
 }

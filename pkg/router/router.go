@@ -49,7 +49,8 @@ type Router struct {
 	reserved *reservations
 	sessions *sessions
 	events   *eventsWatch
-	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
+	stride   int                 // index every stride-th block (kv.predictedStride on the predicted path, else 1)
+	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
 }
 
 // New builds a router for a validated, defaulted config.
@@ -72,6 +73,8 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch(), stride: 1}
 	if cfg.KV.Observation == v1.ObservePredicted {
 		r.stride = max(cfg.KV.PredictedStride, 1)
+	} else if cfg.KV.HostHitWeight != nil && cfg.KV.DiskHitWeight != nil {
+		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
 	}
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
