@@ -81,6 +81,9 @@ func (k *KV) setDefaults() {
 	if k.MaxBlocksPerEndpoint == 0 {
 		k.MaxBlocksPerEndpoint = 1 << 20
 	}
+	if k.PruneTarget == nil {
+		k.PruneTarget = ptr(0.8)
+	}
 	setDur(&k.ActiveWorkTTL, 300*time.Second)
 	if k.Observation == ObservePredicted {
 		setStr(&k.Tokenizer, TokenizerBytes)

@@ -186,6 +186,9 @@ type KV struct {
 	PredictedStride int `json:"predictedStride"`
 	// MaxBlocksPerEndpoint bounds index entries when an endpoint's capacity is unknown (default 1048576).
 	MaxBlocksPerEndpoint int `json:"maxBlocksPerEndpoint"`
+	// PruneTarget is the fraction of an endpoint's bound kept when the index prunes it (default 0.8, as
+	// Dynamo's --router-prune-target-ratio). Lower prunes less often but drops more of the cache view at once.
+	PruneTarget *float64 `json:"pruneTarget,omitempty"`
 	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).
 	ActiveWorkTTL Duration `json:"activeWorkTTL"`
 	// Tokenizer turns prompts into the tokens that are hashed into blocks:

@@ -127,8 +127,8 @@ func (pr *Profile) validate(p *problems) {
 }
 
 func (a *Admission) validate(p *problems) {
-	if a.QueueThreshold != nil && *a.QueueThreshold <= 0 {
-		p.add("admission.queueThreshold", "must be positive (omit it to turn queueing off)")
+	if a.QueueThreshold != nil && !(*a.QueueThreshold >= 0) {
+		p.add("admission.queueThreshold", "must not be negative (0 queues while every endpoint has any prefill; omit it to turn queueing off)")
 	}
 	if a.MaxQueueLength < 1 {
 		p.add("admission.maxQueueLength", "must be at least 1")
@@ -166,6 +166,9 @@ func (k *KV) validate(p *problems) {
 	}
 	if k.EventsPort < 1 || k.EventsPort > 65535 {
 		p.add("kv.eventsPort", "must be a port number, got %d", k.EventsPort)
+	}
+	if k.PruneTarget != nil && !(*k.PruneTarget > 0 && *k.PruneTarget <= 1) {
+		p.add("kv.pruneTarget", "must be in (0, 1], got %g", *k.PruneTarget)
 	}
 	unit(p, "kv.hostHitWeight", k.HostHitWeight)
 	unit(p, "kv.diskHitWeight", k.DiskHitWeight)

@@ -52,6 +52,9 @@ func main() {
 		return
 	}
 	log := telemetry.NewLogger(os.Stderr, o.verbosity)
+	for _, w := range bindings.Warnings() {
+		log.Info("WARNING: " + w)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, o, log); err != nil {

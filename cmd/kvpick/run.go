@@ -43,7 +43,8 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if err := src.Load(); err != nil {
 		return err
 	}
-	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration,
+		PruneTarget: *cfg.KV.PruneTarget})
 	telemetry.RegisterKVIndex(o.pool, index.Stats)
 	var rt *router.Router
 	notify := func() {
