@@ -93,8 +93,9 @@ type Router struct {
 	// OverrideHeader names the endpoint in direct mode (default
 	// "x-gateway-destination-endpoint-override").
 	OverrideHeader string `json:"overrideHeader"`
-	// WorkerHeaders also sets x-worker-instance-id, x-dynamo-worker-instance-id
-	// and x-dp-rank for a direct-mode frontend behind the gateway (default off).
+	// WorkerHeaders also sets x-worker-instance-id (the endpoint's workerId, a Dynamo instance id: start-up
+	// refuses endpoints without a numeric one), x-dp-rank and x-data-parallel-rank (its dpRank) for a Dynamo
+	// frontend in direct mode behind the gateway (default off).
 	WorkerHeaders bool `json:"workerHeaders"`
 	// Seed makes random choices reproducible; 0 seeds from the clock.
 	Seed int64 `json:"seed,omitempty"`

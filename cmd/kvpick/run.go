@@ -206,8 +206,8 @@ func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, rt *ro
 		subs := make([]kvevents.SubscriberOptions, 0, len(s.List))
 		for _, e := range s.List {
 			ep := e.KVEvents
-			if ep == "" {
-				ep = "tcp://" + net.JoinHostPort(e.Address, strconv.Itoa(cfg.KV.EventsPort))
+			if ep == "" { // vLLM and SGLang offset each data-parallel rank's publisher by its rank
+				ep = "tcp://" + net.JoinHostPort(e.Address, strconv.Itoa(cfg.KV.EventsPort+deref(e.DPRank)))
 			}
 			subs = append(subs, kvevents.SubscriberOptions{Endpoint: ep, ReplayEndpoint: e.KVEventsReplay, EndpointKey: e.Key()})
 		}
@@ -215,4 +215,11 @@ func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, rt *ro
 	}
 	set.OnChange(sync)
 	sync(set.Snapshot())
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

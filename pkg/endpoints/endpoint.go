@@ -37,9 +37,11 @@ type Endpoint struct {
 	// LoRAAdapters this endpoint can serve.
 	LoRAAdapters []string `json:"loraAdapters,omitempty"`
 	Capacity     Capacity `json:"capacity,omitempty"`
-	// WorkerID is sent as x-worker-instance-id in worker-header mode (default Name).
-	WorkerID string `json:"workerId,omitempty"`
-	// DPRank is the data-parallel rank, sent as x-dp-rank when set.
+	// WorkerID is the Dynamo worker instance id (an unsigned 64-bit integer, as Dynamo's frontend parses it),
+	// sent as x-worker-instance-id with router.workerHeaders; empty when unknown.
+	WorkerID WorkerID `json:"workerId,omitempty"`
+	// DPRank is the data-parallel rank, sent as x-dp-rank and x-data-parallel-rank with router.workerHeaders;
+	// its KV events are read at kv.eventsPort + DPRank.
 	DPRank *int `json:"dpRank,omitempty"`
 	// MetricsPort serves /metrics (default Port).
 	MetricsPort int `json:"metricsPort,omitempty"`
@@ -73,6 +75,12 @@ func (e *Endpoint) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("engine %q unknown (vllm, sglang, trtllm, triton)", e.Engine))
 	}
+	if err := e.WorkerID.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if e.DPRank != nil && (*e.DPRank < 0 || *e.DPRank > 1023) {
+		errs = append(errs, fmt.Errorf("dpRank %d out of range [0, 1023]", *e.DPRank))
+	}
 	if e.Capacity.BlockSize < 0 || e.Capacity.TotalBlocks < 0 || e.Capacity.MaxBatchedTokens < 0 {
 		errs = append(errs, errors.New("capacity fields must not be negative"))
 	}
@@ -85,9 +93,6 @@ func (e *Endpoint) setDefaults() {
 	}
 	if e.Name == "" {
 		e.Name = e.Key()
-	}
-	if e.WorkerID == "" {
-		e.WorkerID = e.Name
 	}
 	if e.MetricsPort == 0 {
 		e.MetricsPort = e.Port

@@ -69,6 +69,11 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 		d.Tokenizer = t
 	}
+	if cfg.Router.WorkerHeaders {
+		if err := endpoints.RequireWorkerIDs(d.Set.Snapshot()); err != nil {
+			return nil, fmt.Errorf("router.workerHeaders: every endpoint needs a numeric workerId (Dynamo's worker instance id):\n%w", err)
+		}
+	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, reserved: newReservations(),
 		sessions: newSessions(cfg.Router.Session.TTL.Duration), events: newEventsWatch(), stride: 1}
 	if cfg.KV.Observation == v1.ObservePredicted {
