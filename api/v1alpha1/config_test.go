@@ -45,6 +45,7 @@ func TestParseAndValidate(t *testing.T) {
 		{"negative stride", "kv:\n  predictedStride: -2\n", []string{"kv.predictedStride"}},
 		{"zero queue threshold (Dynamo's most eager queueing)", "admission:\n  queueThreshold: 0\n", nil},
 		{"negative queue threshold", "admission:\n  queueThreshold: -0.5\n", []string{"admission.queueThreshold"}},
+		{"engine path without slash", "scrape:\n  enginePaths:\n    sglang: metrics\n", []string{"scrape.enginePaths.sglang"}},
 		{"prune target above 1", "kv:\n  pruneTarget: 1.5\n", []string{"kv.pruneTarget"}},
 		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},
 		{"negative disk weight", "kv:\n  diskHitWeight: -0.1\n", []string{"kv.diskHitWeight"}},
@@ -190,5 +191,20 @@ func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// trtllm-serve's Prometheus text is at /prometheus/metrics; a user's own
+// engine paths keep that default unless they name trtllm.
+func TestScrapePathFor(t *testing.T) {
+	c, err := Parse([]byte("scrape:\n  enginePaths:\n    sglang: /sg\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDefaults()
+	for engine, want := range map[string]string{"trtllm": "/prometheus/metrics", "sglang": "/sg", "vllm": "/metrics", "": "/metrics"} {
+		if got := c.Scrape.PathFor(engine); got != want {
+			t.Errorf("PathFor(%q) = %q, want %q", engine, got, want)
+		}
 	}
 }

@@ -108,6 +108,12 @@ func (s *Scrape) setDefaults() {
 		s.ExcludeAfter = 5
 	}
 	setStr(&s.Path, "/metrics")
+	if s.EnginePaths == nil {
+		s.EnginePaths = map[string]string{}
+	}
+	if _, ok := s.EnginePaths["trtllm"]; !ok {
+		s.EnginePaths["trtllm"] = "/prometheus/metrics"
+	}
 }
 
 func setStr(p *string, v string) {

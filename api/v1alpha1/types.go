@@ -225,8 +225,20 @@ type Scrape struct {
 	StaleAfter Duration `json:"staleAfter"`
 	// ExcludeAfter consecutive failures exclude an endpoint (default 5).
 	ExcludeAfter int `json:"excludeAfter"`
-	// Path of the metrics page (default "/metrics").
+	// Path of the metrics page for engines without an entry in EnginePaths (default "/metrics").
 	Path string `json:"path"`
+	// EnginePaths maps an endpoint's engine (vllm, sglang, trtllm, triton) to its metrics page (default
+	// trtllm: "/prometheus/metrics", where trtllm-serve serves Prometheus text, and only with
+	// return_perf_metrics on; its /metrics is JSON iteration stats). An endpoint's metricsPath overrides both.
+	EnginePaths map[string]string `json:"enginePaths,omitempty"`
+}
+
+// PathFor is the metrics page of an endpoint of engine that names none itself.
+func (s *Scrape) PathFor(engine string) string {
+	if p, ok := s.EnginePaths[engine]; ok {
+		return p
+	}
+	return s.Path
 }
 
 // Profile composes a scheduler from plugins.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // FieldError names the field a configuration problem is in.
@@ -193,6 +194,14 @@ func (s *Scrape) validate(p *problems) {
 	}
 	if s.ExcludeAfter < 1 {
 		p.add("scrape.excludeAfter", "must be at least 1")
+	}
+	if !strings.HasPrefix(s.Path, "/") {
+		p.add("scrape.path", "must start with /, got %q", s.Path)
+	}
+	for _, e := range sortedKeys(s.EnginePaths) {
+		if !strings.HasPrefix(s.EnginePaths[e], "/") {
+			p.add("scrape.enginePaths."+e, "must start with /, got %q", s.EnginePaths[e])
+		}
 	}
 }
 

@@ -167,7 +167,11 @@ func startScraper(ctx context.Context, cfg *v1.Config, set *endpoints.Set, index
 	retarget := func(s *endpoints.Snapshot) {
 		ts := make([]scrape.Target, 0, len(s.List))
 		for _, e := range s.List {
-			url := "http://" + net.JoinHostPort(e.Address, strconv.Itoa(e.MetricsPort)) + cfg.Scrape.Path
+			path := e.MetricsPath
+			if path == "" {
+				path = cfg.Scrape.PathFor(e.Engine)
+			}
+			url := "http://" + net.JoinHostPort(e.Address, strconv.Itoa(e.MetricsPort)) + path
 			ts = append(ts, scrape.Target{Key: e.Key(), URL: url, Engine: scrape.Engine(e.Engine)})
 		}
 		sc.SetTargets(ts)

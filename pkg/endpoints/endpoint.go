@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -43,8 +44,10 @@ type Endpoint struct {
 	// DPRank is the data-parallel rank, sent as x-dp-rank and x-data-parallel-rank with router.workerHeaders;
 	// its KV events are read at kv.eventsPort + DPRank.
 	DPRank *int `json:"dpRank,omitempty"`
-	// MetricsPort serves /metrics (default Port).
+	// MetricsPort serves the metrics page (default Port).
 	MetricsPort int `json:"metricsPort,omitempty"`
+	// MetricsPath is the metrics page (default: the engine's, scrape.enginePaths or scrape.path).
+	MetricsPath string `json:"metricsPath,omitempty"`
 	// KVEvents is the ZMQ publisher to subscribe to (default tcp://Address:<kv.eventsPort>).
 	KVEvents string `json:"kvEvents,omitempty"`
 	// KVEventsReplay is the replay ROUTER endpoint, if any.
@@ -74,6 +77,9 @@ func (e *Endpoint) validate() error {
 	case "", "vllm", "sglang", "trtllm", "triton":
 	default:
 		errs = append(errs, fmt.Errorf("engine %q unknown (vllm, sglang, trtllm, triton)", e.Engine))
+	}
+	if e.MetricsPath != "" && !strings.HasPrefix(e.MetricsPath, "/") {
+		errs = append(errs, fmt.Errorf("metricsPath %q must start with /", e.MetricsPath))
 	}
 	if err := e.WorkerID.Validate(); err != nil {
 		errs = append(errs, err)

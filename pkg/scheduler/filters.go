@@ -1,8 +1,10 @@
 package scheduler
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -78,9 +80,26 @@ func (healthFilter) Name() string { return "health" }
 func (healthFilter) Filter(_ *Request, in []Candidate) ([]Candidate, error) {
 	out := keep(in, func(c *Candidate) bool { return !c.Load.Excluded })
 	if len(out) == 0 && len(in) > 0 {
-		return nil, apierr.Unavailable("no healthy endpoint: all %d eligible endpoints are failing metric scrapes", len(in))
+		return nil, apierr.Unavailable("all %d eligible endpoints excluded (failing metric scrapes): %s", len(in), exclusionCauses(in))
 	}
 	return out, nil
+}
+
+// exclusionCauses names why the first few excluded endpoints were excluded,
+// so a 503 says what to fix (a wrong metrics path, an unreachable pod).
+func exclusionCauses(in []Candidate) string {
+	const shown = 3
+	var b strings.Builder
+	for i := range in[:min(len(in), shown)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "scrape %s: %s", in[i].Key(), in[i].Load.Reason)
+	}
+	if len(in) > shown {
+		fmt.Fprintf(&b, "; and %d more", len(in)-shown)
+	}
+	return b.String()
 }
 
 type busyFilter struct{ b Busy }

@@ -127,7 +127,8 @@ func TestFiltersAndErrors(t *testing.T) {
 			mut: func(r *v1.Router) { f := 0.5; r.Busy.ActivePrefillTokensFrac = &f }, wantKeys: []string{"10.0.0.2:8000"}},
 		{name: "prefill abs", specs: []cand{{active: activework.Counts{PrefillTokens: 101}}, {active: activework.Counts{PrefillTokens: 100}}},
 			mut: func(r *v1.Router) { n := 100; r.Busy.ActivePrefillTokens = &n }, wantKeys: []string{"10.0.0.2:8000"}},
-		{name: "unhealthy", specs: []cand{{load: endpoints.Load{Excluded: true}}}, wantStatus: 503, wantMsg: "no healthy endpoint"},
+		{name: "unhealthy", specs: []cand{{load: endpoints.Load{Excluded: true, Reason: "parse: /metrics: bad"}}}, wantStatus: 503,
+			wantMsg: "all 1 eligible endpoints excluded (failing metric scrapes): scrape 10.0.0.1:8000: parse: /metrics: bad"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
