@@ -121,6 +121,8 @@ func TestFiltersAndErrors(t *testing.T) {
 		{name: "empty subset", specs: []cand{{}}, req: Request{SubsetPresent: true}, wantStatus: 503, wantMsg: "subset"},
 		{name: "subset none match", specs: []cand{{}}, req: Request{SubsetPresent: true, Subset: []string{"1.1.1.1:1"}}, wantStatus: 503},
 		{name: "subset partial", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.2:8000", "9.9.9.9:1"}}, wantKeys: []string{"10.0.0.2:8000"}},
+		{name: "subset by IP when the port is not a pool port", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.3:9090"}}, wantKeys: []string{"10.0.0.3:8000"}},
+		{name: "subset IP without port", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.1"}}, wantKeys: []string{"10.0.0.1:8000"}},
 		{name: "all busy by decode", specs: []cand{decodeFull, decodeFull}, wantStatus: 503, wantType: apierr.TypeOverloaded, wantMsg: "all eligible endpoints are overloaded"},
 		{name: "busy excluded", specs: []cand{decodeFull, {}}, wantKeys: []string{"10.0.0.2:8000"}},
 		{name: "prefill frac", specs: []cand{{active: activework.Counts{PrefillTokens: 5000}}, {active: activework.Counts{PrefillTokens: 4000}}},
