@@ -75,7 +75,7 @@ func bodyContinue() *extprocv3.ProcessingResponse {
 func immediate(code int, body []byte, typ string) *extprocv3.ProcessingResponse {
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{
 		ImmediateResponse: &extprocv3.ImmediateResponse{
-			Status:  &typev3.HttpStatus{Code: typev3.StatusCode(code)},
+			Status: &typev3.HttpStatus{Code: typev3.StatusCode(code)},
 			Headers: &extprocv3.HeaderMutation{SetHeaders: []*corev3.HeaderValueOption{setHeader("content-type", "application/json"),
 				setHeader(HeaderDroppedReason, typ)}},
 			Body:    body,
