@@ -21,8 +21,12 @@ func (ep *endpoint) compact() {
 		ep.recs = append(ep.recs[:0], ep.recs[ep.rhead:]...)
 		ep.rhead = 0
 	}
-	if len(ep.engine) > 2*ep.blocks.len()+slack {
+	// Several engine hashes may name one live block (an engine restarted with a
+	// new hash seed re-stores the same tokens), so a trim may free little:
+	// trim again only once the map doubled since, keeping the work amortised.
+	if n := len(ep.engine); n > 2*ep.blocks.len()+slack && n > 2*ep.engineTrimmed {
 		ep.trimEngine()
+		ep.engineTrimmed = len(ep.engine)
 	}
 }
 
@@ -67,7 +71,7 @@ func (ep *endpoint) clearAll(s *shards) int {
 	n := ep.blocks.len()
 	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
 	ep.blocks = newTable[uint64](rand.Uint64())
-	ep.engine = make(map[engineKey]uint64)
+	ep.engine, ep.engineTrimmed = make(map[engineKey]uint64), 0
 	ep.order, ep.recs, ep.rhead, ep.recsTrimmed = newLRU(), nil, 0, 0
 	ep.observed, ep.predicted = 0, 0
 	ep.flush(s)

@@ -30,7 +30,8 @@ type endpoint struct {
 	rhead       int
 	recsTrimmed int // len(recs) after the last trimRecs
 	// engine maps the engine's block hash to our own (observed path).
-	engine map[engineKey]uint64
+	engine        map[engineKey]uint64
+	engineTrimmed int // len(engine) after the last trimEngine
 
 	clock               uint64
 	observed, predicted int

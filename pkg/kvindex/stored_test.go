@@ -158,3 +158,36 @@ func TestMatchCredited(t *testing.T) {
 		t.Fatalf("Match counts slower tiers: %v", got)
 	}
 }
+
+// Engine hashes that alias live blocks (the same tokens re-stored under new
+// hashes, as after an engine restart with another hash seed) cannot be
+// trimmed; the index must not rescan its whole engine map on every event.
+func TestAliasedEngineHashesTrimAmortised(t *testing.T) {
+	ix := New(Options{})
+	seed := Seed("m", "", "")
+	tokens := seq(64, 0)
+	for i := 0; i < 400; i++ {
+		hs := make([]uint64, 16)
+		for j := range hs {
+			hs[j] = uint64(i*16 + j + 1)
+		}
+		if err := ix.ApplyStoredBlocks("a", Stored{Seed: seed, EngineHashes: hs, Tokens: tokens, BlockSize: 4}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ep := ix.reg.get("a")
+	trims := 0
+	for i := 0; i < 2000; i++ {
+		before := ep.engineTrimmed
+		_ = ix.ApplyStoredBlocks("a", Stored{Seed: seed, EngineHashes: []uint64{uint64(1e6 + i)}, Tokens: tokens[:4], BlockSize: 4}, t0)
+		if ep.engineTrimmed != before {
+			trims++
+		}
+	}
+	if trims > 2 {
+		t.Fatalf("%d full trims in 2000 events over a map of %d aliases: not amortised", trims, len(ep.engine))
+	}
+	if got := matchMap(ix, BlockHashes(nil, seed, tokens, 4), t0); got["a"] != 16 {
+		t.Fatalf("Match = %v, want a:16", got)
+	}
+}
