@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -118,20 +117,6 @@ func TestCapacityGaugeStyles(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || !strings.HasPrefix(string(data), "[{") {
 		t.Fatalf("trtllm /metrics: %s %s, want JSON iteration stats", ct, data)
 	}
-}
-
-func get(t *testing.T, url string) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, data
 }
 
 func TestOffsetPort(t *testing.T) {
