@@ -24,9 +24,9 @@ func (ep *endpoint) compact() {
 	// Several engine hashes may name one live block (an engine restarted with a
 	// new hash seed re-stores the same tokens), so a trim may free little:
 	// trim again only once the map doubled since, keeping the work amortised.
-	if n := len(ep.engine); n > 2*ep.blocks.len()+slack && n > 2*ep.engineTrimmed {
+	if n := ep.engine.len(); n > 2*ep.blocks.len()+slack && n > 2*ep.engineTrimmed {
 		ep.trimEngine()
-		ep.engineTrimmed = len(ep.engine)
+		ep.engineTrimmed = ep.engine.len()
 	}
 }
 
@@ -59,10 +59,14 @@ func (ep *endpoint) trimRecs() {
 // trimEngine forgets engine hashes whose block we no longer hold (evicted or
 // expired); a later event naming one as parent then reports ErrUnknownParent.
 func (ep *endpoint) trimEngine() {
-	for eh, own := range ep.engine {
-		if _, ok := ep.blocks.get(entryOf(own, eh.ns)); !ok {
-			delete(ep.engine, eh)
+	var gone []uint64
+	ep.engine.each(func(k uint64, ref engineRef) {
+		if _, ok := ep.blocks.get(entryOf(ref.own, ref.ns)); !ok {
+			gone = append(gone, k)
 		}
+	})
+	for _, k := range gone {
+		ep.engine.del(k)
 	}
 }
 
@@ -71,7 +75,7 @@ func (ep *endpoint) clearAll(s *shards) int {
 	n := ep.blocks.len()
 	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
 	ep.blocks = newTable[uint64](rand.Uint64())
-	ep.engine, ep.engineTrimmed = make(map[engineKey]uint64), 0
+	ep.engine, ep.engineTrimmed = newTable[engineRef](rand.Uint64()), 0
 	ep.order, ep.recs, ep.rhead, ep.recsTrimmed = newLRU(), nil, 0, 0
 	ep.observed, ep.predicted = 0, 0
 	ep.flush(s)

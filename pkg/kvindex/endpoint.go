@@ -30,8 +30,8 @@ type endpoint struct {
 	rhead       int
 	recsTrimmed int // len(recs) after the last trimRecs
 	// engine maps the engine's block hash to our own (observed path).
-	engine        map[engineKey]uint64
-	engineTrimmed int // len(engine) after the last trimEngine
+	engine        table[engineRef] // keyed by engineKey
+	engineTrimmed int              // len(engine) after the last trimEngine
 
 	clock               uint64
 	observed, predicted int
@@ -54,7 +54,7 @@ type expRec struct {
 }
 
 func newEndpoint(name string, id uint32) *endpoint {
-	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: make(map[engineKey]uint64)}
+	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: newTable[engineRef](rand.Uint64())}
 	ep.nextDue.Store(never)
 	return ep
 }

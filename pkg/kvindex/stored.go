@@ -62,11 +62,21 @@ type Stored struct {
 	Tier  Tier
 }
 
-// engineKey names an engine block within its group and tier: engines reuse
-// one hash for a block's copies on several tiers and groups.
-type engineKey struct {
-	h  uint64
-	ns uint32
+// engineKey names an engine block within its group and tier (engines reuse
+// one hash for a block's copies on several tiers and groups): the hash itself
+// in namespace 0, else the hash mixed with the namespace.
+func engineKey(h uint64, ns uint32) uint64 {
+	if ns == 0 {
+		return h
+	}
+	return link(h, ^uint64(ns))
+}
+
+// engineRef is what an engine hash stands for: our chain hash, and the
+// namespace whose entry it is.
+type engineRef struct {
+	own uint64
+	ns  uint32
 }
 
 func namespace(group int, t Tier) uint32 { return uint32(group)<<8 | uint32(t) }
@@ -116,7 +126,8 @@ func (ix *Index) ApplyStoredBlocks(endpoint string, s Stored, now time.Time) err
 	}
 	start := s.Seed
 	if s.Parent != nil {
-		own, ok := ep.engine[engineKey{*s.Parent, ns}]
+		ref, ok := ep.engine.get(engineKey(*s.Parent, ns))
+		own := ref.own
 		if !ok {
 			ix.unknownParent.Add(1)
 			return fmt.Errorf("kvindex: stored event for %s, parent %#x: %w", endpoint, *s.Parent, ErrUnknownParent)
@@ -127,7 +138,8 @@ func (ix *Index) ApplyStoredBlocks(endpoint string, s Stored, now time.Time) err
 	ep.scratch = chainWithKeys(ep.scratch[:0], start, s.Tokens[:full*s.BlockSize], s.BlockSize, s.ExtraKeys, full-n)
 	for i := n - 1; i >= 0; i-- {
 		own := ep.scratch[full-n+i]
-		ep.engine[engineKey{s.EngineHashes[i], ns}] = own
+		v, _ := ep.engine.upsert(engineKey(s.EngineHashes[i], ns))
+		*v = engineRef{own, ns}
 		ep.upsert(entryOf(own, ns), true)
 	}
 	if ns != 0 {
@@ -179,10 +191,10 @@ func (ix *Index) ApplyRemovedBlocks(endpoint string, group int, t Tier, engineHa
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	for _, eh := range engineHashes {
-		k := engineKey{eh, ns}
-		if own, ok := ep.engine[k]; ok {
-			delete(ep.engine, k)
-			ep.drop(entryOf(own, ns))
+		k := engineKey(eh, ns)
+		if ref, ok := ep.engine.get(k); ok {
+			ep.engine.del(k)
+			ep.drop(entryOf(ref.own, ns))
 		}
 	}
 	ep.compact()

@@ -185,7 +185,7 @@ func TestAliasedEngineHashesTrimAmortised(t *testing.T) {
 		}
 	}
 	if trims > 2 {
-		t.Fatalf("%d full trims in 2000 events over a map of %d aliases: not amortised", trims, len(ep.engine))
+		t.Fatalf("%d full trims in 2000 events over a map of %d aliases: not amortised", trims, ep.engine.len())
 	}
 	if got := matchMap(ix, BlockHashes(nil, seed, tokens, 4), t0); got["a"] != 16 {
 		t.Fatalf("Match = %v, want a:16", got)
