@@ -31,7 +31,8 @@ type Endpoint struct {
 	Address string            `json:"address"`
 	Port    int               `json:"port"`
 	Labels  map[string]string `json:"labels,omitempty"`
-	// Engine selects the metrics mapping: vllm (default), sglang, trtllm, triton.
+	// Engine selects the metrics mapping and page: vllm (default), sglang, trtllm (also spelled trtllm-serve),
+	// triton (also triton-tensorrt-llm).
 	Engine string `json:"engine,omitempty"`
 	// Models served; empty serves any model.
 	Models []string `json:"models,omitempty"`
@@ -54,6 +55,10 @@ type Endpoint struct {
 	KVEventsReplay string `json:"kvEventsReplay,omitempty"`
 }
 
+// engineAliases maps the engine names of the ecosystem's engine-type label
+// (llm-d.ai/engine-type) onto kvpick's.
+var engineAliases = map[string]string{"trtllm-serve": "trtllm", "triton-tensorrt-llm": "triton"}
+
 // Key is the endpoint's identity and routing target, "ip:port".
 func (e *Endpoint) Key() string { return net.JoinHostPort(e.Address, strconv.Itoa(e.Port)) }
 
@@ -74,7 +79,7 @@ func (e *Endpoint) validate() error {
 		errs = append(errs, fmt.Errorf("port %d out of range", e.Port))
 	}
 	switch e.Engine {
-	case "", "vllm", "sglang", "trtllm", "triton":
+	case "", "vllm", "sglang", "trtllm", "triton", "trtllm-serve", "triton-tensorrt-llm":
 	default:
 		errs = append(errs, fmt.Errorf("engine %q unknown (vllm, sglang, trtllm, triton)", e.Engine))
 	}
@@ -96,6 +101,9 @@ func (e *Endpoint) validate() error {
 func (e *Endpoint) setDefaults() {
 	if e.Engine == "" {
 		e.Engine = "vllm"
+	}
+	if alias, ok := engineAliases[e.Engine]; ok {
+		e.Engine = alias
 	}
 	if e.Name == "" {
 		e.Name = e.Key()

@@ -149,3 +149,17 @@ func TestWorkerIDKeepsEveryDigit(t *testing.T) {
 		t.Fatalf("RequireWorkerIDs = %v, want the endpoint without an id named", err)
 	}
 }
+
+// The ecosystem's engine-type names are accepted and mean kvpick's.
+func TestEngineAliases(t *testing.T) {
+	s := NewSet()
+	if err := s.Replace([]Endpoint{{Address: "10.0.0.1", Port: 1, Engine: "trtllm-serve"}, {Address: "10.0.0.2", Port: 1, Engine: "triton-tensorrt-llm"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{s.Snapshot().List[0].Engine, s.Snapshot().List[1].Engine}; got[0] != "trtllm" || got[1] != "triton" {
+		t.Fatalf("engines %v, want [trtllm triton]", got)
+	}
+	if _, err := ParseFile([]byte("endpoints:\n- {address: 10.0.0.1, port: 1, engine: trtllm-serve}\n")); err != nil {
+		t.Fatal(err)
+	}
+}
