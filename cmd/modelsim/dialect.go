@@ -13,6 +13,10 @@ type dialect struct {
 	// blocks in sliding-window group 1, which at once leave the window
 	// (BlockRemoved in group 1, with the same engine hashes).
 	hybrid bool
+	// offload writes every stored block through to the CPU tier as vLLM's
+	// offloading connector reports it (a second BlockStored, medium "CPU");
+	// GPU evictions remove the GPU copy only, so the CPU copy outlives it.
+	offload bool
 }
 
 // SpecFullAttention and SpecSlidingWindow are vLLM's kv_cache_spec_kind values.
@@ -22,7 +26,7 @@ const (
 )
 
 func (d dialect) apply(b kvevents.Batch) kvevents.Batch {
-	if d.salt == "" && !d.hybrid {
+	if d.salt == "" && !d.hybrid && !d.offload {
 		return b
 	}
 	out := make([]kvevents.Event, 0, len(b.Events))
@@ -33,6 +37,11 @@ func (d dialect) apply(b kvevents.Batch) kvevents.Batch {
 			continue
 		}
 		s.CacheSalt = d.salt
+		if d.offload {
+			cpu := s
+			cpu.Medium = "CPU"
+			out = append(out, cpu)
+		}
 		if !d.hybrid {
 			out = append(out, s)
 			continue

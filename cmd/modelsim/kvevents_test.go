@@ -216,6 +216,10 @@ func TestDialectApply(t *testing.T) {
 	if s := salted.Events[0].(kvevents.BlockStored); s.CacheSalt != "s" || len(salted.Events) != 2 {
 		t.Fatalf("salted %#v", salted.Events)
 	}
+	off := dialect{offload: true}.apply(b).Events
+	if len(off) != 3 || off[0].(kvevents.BlockStored).Medium != "CPU" || off[1].(kvevents.BlockStored).Medium != "GPU" {
+		t.Fatalf("offload %#v, want the CPU copy, the GPU store, the clear", off)
+	}
 	hy := dialect{hybrid: true}.apply(b).Events
 	if len(hy) != 4 {
 		t.Fatalf("hybrid events %#v, want full store, window store, window removal, clear", hy)

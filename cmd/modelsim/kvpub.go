@@ -31,7 +31,7 @@ func newKVPublisher(ctx context.Context, o options) (*kvPublisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv events: %w", err)
 	}
-	p := &kvPublisher{pub: pub, d: dialect{salt: o.kvSalt, hybrid: o.kvHybrid}}
+	p := &kvPublisher{pub: pub, d: dialect{salt: o.kvSalt, hybrid: o.kvHybrid, offload: o.kvOffload}}
 	if o.dpRank >= 0 {
 		p.dpRank = &rank
 	}

@@ -19,7 +19,7 @@ type options struct {
 	port                                             int
 	kvEndpoint, kvReplay, kvTopic, kvEncoding        string
 	kvSalt                                           string
-	kvBytesHashes, kvHybrid                          bool
+	kvBytesHashes, kvHybrid, kvOffload               bool
 	kvBufferSteps, dpRank                            int
 	jitter                                           time.Duration
 	failFraction, dropEvents                         float64
@@ -46,6 +46,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kvEncoding, "kv-events-encoding", "map", "KV event msgpack layout: array (SGLang, old vLLM), map (current vLLM), "+
 		"mixed (vLLM v0.2x: positional batch of map events)")
 	fs.BoolVar(&o.kvBytesHashes, "kv-events-bytes-hashes", false, "send block hashes as 32-byte strings (vLLM's sha256 hashers, CPU offload)")
+	fs.BoolVar(&o.kvOffload, "kv-events-offload", false, "report a CPU offload tier: every store also as medium CPU; GPU evictions "+
+		"leave the CPU copy")
 	fs.StringVar(&o.kvSalt, "kv-events-cache-salt", "", "stamp every BlockStored with this cache salt as SGLang does (positional: 8th element "+
 		"{cache_salt}; map: metadata); requests must carry the same cache_salt to match")
 	fs.BoolVar(&o.kvHybrid, "kv-events-hybrid", false, "a hybrid model as current vLLM reports it: extra_keys, group_idx and "+

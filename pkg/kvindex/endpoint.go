@@ -17,7 +17,8 @@ type endpoint struct {
 	name string
 	dead bool // unlinked by RemoveEndpoint; drop further writes
 
-	capacity int // 0: Options.MaxBlocksPerEndpoint
+	capacity int  // 0: Options.MaxBlocksPerEndpoint
+	multiNS  bool // blocks of a tier or KV group other than group 0 on the GPU were stored
 
 	// blocks maps own hash -> index of its node in order; the node holds the
 	// block's touch (a per-endpoint clock value) and observed bit, and order

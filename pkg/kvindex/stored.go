@@ -144,6 +144,7 @@ func (ix *Index) ApplyStoredBlocks(endpoint string, s Stored, now time.Time) err
 	}
 	if ns != 0 {
 		ix.tiered.Store(true)
+		ep.multiNS = true
 	}
 	ix.settle(ep)
 	return nil

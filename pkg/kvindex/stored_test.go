@@ -191,3 +191,23 @@ func TestAliasedEngineHashesTrimAmortised(t *testing.T) {
 		t.Fatalf("Match = %v, want a:16", got)
 	}
 }
+
+// An endpoint's capacity (its GPU blocks) bounds its view only while it
+// reports one tier and group: CPU copies must not push GPU entries out.
+func TestCapacityWithTiers(t *testing.T) {
+	ix := New(Options{})
+	ix.SetCapacity("a", 4)
+	seed := Seed("m", "", "")
+	tokens := seq(16, 0)
+	for _, tier := range []Tier{TierGPU, TierHost} {
+		if err := ix.ApplyStoredBlocks("a", Stored{Seed: seed, EngineHashes: []uint64{1, 2, 3, 4}, Tokens: tokens, BlockSize: 4, Tier: tier}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := ix.Stats(); st.Entries != 8 {
+		t.Fatalf("entries = %d, want 8 (4 GPU + 4 host, over a 4-block capacity)", st.Entries)
+	}
+	if got := matchMap(ix, BlockHashes(nil, seed, tokens, 4), t0); got["a"] != 4 {
+		t.Fatalf("GPU Match = %v, want a:4", got)
+	}
+}

@@ -222,3 +222,47 @@ func TestDialectTRTLLMServeMetrics(t *testing.T) {
 		}
 	})
 }
+
+// With CPU offload reported (every store also on the CPU tier), a prefix the
+// GPU evicted is still credited, at kv.hostHitWeight, where its CPU copy is:
+// the GPU removal must not delete the CPU entry.
+func TestDialectCPUTierOutlivesGPUEviction(t *testing.T) {
+	s := sim{args: []string{"--kv-events-offload", "--num-gpu-blocks", "100"}}
+	f := startSims(t, []sim{s, s}, "", "--router-mode", "kv")
+	c := dial(t, f.grpc)
+	a := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
+	prefix := words("s", 600)
+	if res := sendTo(t, c, prefix+words("q", 20), a); res.Status != 200 || res.Endpoint != a {
+		t.Fatalf("status %d on %s, want 200 on %s", res.Status, res.Endpoint, a)
+	}
+	for i := 0; i < 5; i++ { // other prompts on a evict the prefix from its GPU
+		if res := sendTo(t, c, words(fmt.Sprintf("e%d", i), 600), a); res.Status != 200 {
+			t.Fatalf("status %d: %s", res.Status, res.Body)
+		}
+	}
+	f.waitMetric(t, `kvpick_kvevents_events_total{endpoint="`+a+`",type="BlockRemoved"}`, func(v float64) bool { return v > 0 },
+		"the GPU never evicted")
+	time.Sleep(200 * time.Millisecond) // let the last batches land
+	hitsBefore := f.metric(t, `kvpick_kv_hit_ratio_sum{observation="events",pool="default"}`)
+	res := sendBody(t, c, prefix+words("r", 20), "")
+	if res.Status != 200 || res.Endpoint != a {
+		t.Fatalf("status %d on %s, want the CPU-tier holder %s", res.Status, res.Endpoint, a)
+	}
+	if credit := f.metric(t, `kvpick_kv_hit_ratio_sum{observation="events",pool="default"}`) - hitsBefore; credit < 0.5 || credit > 0.8 {
+		t.Fatalf("hit ratio %.2f for a prefix held only on the CPU tier, want about 0.75 (kv.hostHitWeight)", credit)
+	}
+}
+
+// sendTo routes one completion within the subset hint {ep}.
+func sendTo(t *testing.T, c *envoyclient.Client, prompt, ep string) *envoyclient.GatewayResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body := fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":4}`, prompt)
+	res, err := c.Do(ctx, &http.Client{Timeout: 30 * time.Second}, envoyclient.Request{Method: "POST", Path: "/v1/completions",
+		Body: []byte(body), Subset: []string{ep}, SubsetPresent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
