@@ -2,8 +2,10 @@ package v1alpha1
 
 import (
 	"flag"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDefaultIsValid(t *testing.T) {
@@ -41,7 +43,13 @@ func TestParseAndValidate(t *testing.T) {
 		{"approximate tokenizer predicted", "kv:\n  tokenizer: approximate\n", nil},
 		{"stride too large", "kv:\n  predictedStride: 65\n", []string{"kv.predictedStride", "65"}},
 		{"negative stride", "kv:\n  predictedStride: -2\n", []string{"kv.predictedStride"}},
-		{"zero queue threshold", "admission:\n  queueThreshold: 0\n", []string{"admission.queueThreshold"}},
+		{"zero queue threshold (Dynamo's most eager queueing)", "admission:\n  queueThreshold: 0\n", nil},
+		{"negative queue threshold", "admission:\n  queueThreshold: -0.5\n", []string{"admission.queueThreshold"}},
+		{"engine path without slash", "scrape:\n  enginePaths:\n    sglang: metrics\n", []string{"scrape.enginePaths.sglang"}},
+		{"prune target above 1", "kv:\n  pruneTarget: 1.5\n", []string{"kv.pruneTarget"}},
+		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},
+		{"negative disk weight", "kv:\n  diskHitWeight: -0.1\n", []string{"kv.diskHitWeight"}},
+		{"tier weights in range", "kv:\n  hostHitWeight: 1\n  diskHitWeight: 0\n", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +107,34 @@ func TestFlagBindings(t *testing.T) {
 		{"bad number", "", []string{"--active-prefill-tokens-threshold=lots"}, "not an integer", nil},
 		{"int threshold", "", []string{"--active-prefill-tokens-threshold=10000"}, "",
 			func(c *Config) bool { return *c.Router.Busy.ActivePrefillTokens == 10000 }},
+		{"router-mode kv alone means events, as Dynamo's --router-kv-events defaults on", "", []string{"--router-mode", "kv"}, "",
+			func(c *Config) bool { return c.KV.Observation == ObserveEvents }},
+		{"router-mode kv with no events", "", []string{"--router-mode", "kv", "--no-router-kv-events"}, "",
+			func(c *Config) bool { return c.KV.Observation == ObservePredicted }},
+		{"router-mode kv keeps the file's observation", "kv:\n  observation: predicted\n", []string{"--router-mode=kv"}, "",
+			func(c *Config) bool { return c.KV.Observation == ObservePredicted }},
+		{"obsolete --kv-events", "", []string{"--kv-events"}, "", func(c *Config) bool { return c.KV.Observation == ObserveEvents }},
+		{"obsolete --kv-overlap-score-weight", "", []string{"--kv-overlap-score-weight", "0.5"}, "",
+			func(c *Config) bool { return *c.Router.KVCost.OverlapWeight == 0.5 }},
+		{"prefill load scale and overlap weight disagree", "", []string{"--router-prefill-load-scale=2", "--router-kv-overlap-score-weight=1"},
+			"disagrees with config field router.kvCost.overlapWeight", nil},
+		{"ttl alias in seconds", "", []string{"--router-ttl", "45.5"}, "",
+			func(c *Config) bool { return c.KV.PredictedTTL.Duration == 45500*time.Millisecond }},
+		{"ttl secs", "", []string{"--router-ttl-secs=30"}, "", func(c *Config) bool { return c.KV.PredictedTTL.Duration == 30*time.Second }},
+		{"max tree size and prune ratio", "", []string{"--router-max-tree-size=4096", "--router-prune-target-ratio=0.5"}, "",
+			func(c *Config) bool { return c.KV.MaxBlocksPerEndpoint == 4096 && *c.KV.PruneTarget == 0.5 }},
+		{"queue threshold 0", "", []string{"--router-queue-threshold=0"}, "",
+			func(c *Config) bool { return c.Admission.QueueThreshold != nil && *c.Admission.QueueThreshold == 0 }},
+		{"queue threshold None", "", []string{"--router-queue-threshold=None"}, "",
+			func(c *Config) bool { return c.Admission.QueueThreshold == nil }},
+		{"queue threshold None vs file", "admission:\n  queueThreshold: 0.8\n", []string{"--router-queue-threshold=None"}, "disagrees", nil},
+		{"queue policy fcfs", "", []string{"--router-queue-policy=fcfs"}, "", func(*Config) bool { return true }},
+		{"queue policy unknown", "", []string{"--router-queue-policy=sjf"}, "must be one of [fcfs wspt]", nil},
+		{"block size", "", []string{"--kv-cache-block-size=64"}, "", func(c *Config) bool { return c.KV.BlockSize == 64 }},
+		{"tier weights", "", []string{"--router-host-cache-hit-weight=0.5", "--router-disk-cache-hit-weight=0.1"}, "",
+			func(c *Config) bool { return *c.KV.HostHitWeight == 0.5 && *c.KV.DiskHitWeight == 0.1 }},
+		{"busy frac None", "", []string{"--active-prefill-tokens-threshold-frac=None"}, "",
+			func(c *Config) bool { return c.Router.Busy.ActivePrefillTokensFrac == nil }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,5 +161,50 @@ func TestFlagBindings(t *testing.T) {
 				t.Fatalf("flag not applied: %+v", c)
 			}
 		})
+	}
+}
+
+// TestDynamoFlagsWithoutCounterpartWarn: accepted, no config change, a
+// warning naming each.
+func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	b := BindFlags(fs)
+	args := []string{"--router-replica-sync", "--router-event-threads", "8", "--router-reset-states", "--router-queue-policy=wspt",
+		"--shared-cache-type=hicache", "--no-router-track-active-blocks"}
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("Dynamo flags refused: %v", err)
+	}
+	if fs.NArg() != 0 {
+		t.Fatalf("flags left arguments unparsed: %v", fs.Args())
+	}
+	c := &Config{}
+	if err := b.Apply(c); err != nil {
+		t.Fatal(err)
+	}
+	w := b.Warnings()
+	for _, name := range []string{"--router-replica-sync", "--router-event-threads", "--router-reset-states", "--router-queue-policy=wspt",
+		"--shared-cache-type", "--no-router-track-active-blocks"} {
+		if !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, name) }) {
+			t.Errorf("no warning names %s: %q", name, w)
+		}
+	}
+	c.SetDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trtllm-serve's Prometheus text is at /prometheus/metrics; a user's own
+// engine paths keep that default unless they name trtllm.
+func TestScrapePathFor(t *testing.T) {
+	c, err := Parse([]byte("scrape:\n  enginePaths:\n    sglang: /sg\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDefaults()
+	for engine, want := range map[string]string{"trtllm": "/prometheus/metrics", "sglang": "/sg", "vllm": "/metrics", "": "/metrics"} {
+		if got := c.Scrape.PathFor(engine); got != want {
+			t.Errorf("PathFor(%q) = %q, want %q", engine, got, want)
+		}
 	}
 }

@@ -81,6 +81,9 @@ func (k *KV) setDefaults() {
 	if k.MaxBlocksPerEndpoint == 0 {
 		k.MaxBlocksPerEndpoint = 1 << 20
 	}
+	if k.PruneTarget == nil {
+		k.PruneTarget = ptr(0.8)
+	}
 	setDur(&k.ActiveWorkTTL, 300*time.Second)
 	if k.Observation == ObservePredicted {
 		setStr(&k.Tokenizer, TokenizerBytes)
@@ -89,6 +92,12 @@ func (k *KV) setDefaults() {
 	setDur(&k.TokenizerTimeout, time.Second)
 	if k.EventsPort == 0 {
 		k.EventsPort = 5557
+	}
+	if k.HostHitWeight == nil {
+		k.HostHitWeight = ptr(0.75)
+	}
+	if k.DiskHitWeight == nil {
+		k.DiskHitWeight = ptr(0.25)
 	}
 }
 
@@ -100,6 +109,12 @@ func (s *Scrape) setDefaults() {
 		s.ExcludeAfter = 5
 	}
 	setStr(&s.Path, "/metrics")
+	if s.EnginePaths == nil {
+		s.EnginePaths = map[string]string{}
+	}
+	if _, ok := s.EnginePaths["trtllm"]; !ok {
+		s.EnginePaths["trtllm"] = "/prometheus/metrics"
+	}
 }
 
 func setStr(p *string, v string) {

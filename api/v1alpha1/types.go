@@ -93,8 +93,9 @@ type Router struct {
 	// OverrideHeader names the endpoint in direct mode (default
 	// "x-gateway-destination-endpoint-override").
 	OverrideHeader string `json:"overrideHeader"`
-	// WorkerHeaders also sets x-worker-instance-id, x-dynamo-worker-instance-id
-	// and x-dp-rank for a direct-mode frontend behind the gateway (default off).
+	// WorkerHeaders also sets x-worker-instance-id (the endpoint's workerId, a Dynamo instance id: start-up
+	// refuses endpoints without a numeric one), x-dp-rank and x-data-parallel-rank (its dpRank) for a Dynamo
+	// frontend in direct mode behind the gateway (default off).
 	WorkerHeaders bool `json:"workerHeaders"`
 	// Seed makes random choices reproducible; 0 seeds from the clock.
 	Seed int64 `json:"seed,omitempty"`
@@ -186,6 +187,9 @@ type KV struct {
 	PredictedStride int `json:"predictedStride"`
 	// MaxBlocksPerEndpoint bounds index entries when an endpoint's capacity is unknown (default 1048576).
 	MaxBlocksPerEndpoint int `json:"maxBlocksPerEndpoint"`
+	// PruneTarget is the fraction of an endpoint's bound kept when the index prunes it (default 0.8, as
+	// Dynamo's --router-prune-target-ratio). Lower prunes less often but drops more of the cache view at once.
+	PruneTarget *float64 `json:"pruneTarget,omitempty"`
 	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).
 	ActiveWorkTTL Duration `json:"activeWorkTTL"`
 	// Tokenizer turns prompts into the tokens that are hashed into blocks:
@@ -200,8 +204,17 @@ type KV struct {
 	// past it the approximation is used. Longer waits out a slow server on the decision path; shorter falls
 	// back to inexact tokens (only cache credit is lost) sooner.
 	TokenizerTimeout Duration `json:"tokenizerTimeout"`
-	// EventsPort is the ZMQ port of each endpoint's KV event publisher (default 5557), used when observation is "events".
+	// EventsPort is the ZMQ port of each endpoint's KV event publisher (default 5557), used when observation is
+	// "events". An endpoint with a dpRank subscribes at EventsPort + dpRank, where vLLM and SGLang put each
+	// data-parallel rank's publisher.
 	EventsPort int `json:"eventsPort"`
+	// HostHitWeight credits a prompt block an engine holds only in its host (CPU) tier as this fraction of a
+	// GPU hit, on the events path (default 0.75, as Dynamo's --router-host-cache-hit-weight). Higher sends more
+	// requests to where an offloaded prefix can be copied back; lower treats a reload as nearly a recompute.
+	HostHitWeight *float64 `json:"hostHitWeight,omitempty"`
+	// DiskHitWeight is HostHitWeight for the disk (and external) tier (default 0.25, as Dynamo's
+	// --router-disk-cache-hit-weight).
+	DiskHitWeight *float64 `json:"diskHitWeight,omitempty"`
 }
 
 // Scrape configures model-server metrics polling.
@@ -216,8 +229,20 @@ type Scrape struct {
 	StaleAfter Duration `json:"staleAfter"`
 	// ExcludeAfter consecutive failures exclude an endpoint (default 5).
 	ExcludeAfter int `json:"excludeAfter"`
-	// Path of the metrics page (default "/metrics").
+	// Path of the metrics page for engines without an entry in EnginePaths (default "/metrics").
 	Path string `json:"path"`
+	// EnginePaths maps an endpoint's engine (vllm, sglang, trtllm, triton) to its metrics page (default
+	// trtllm: "/prometheus/metrics", where trtllm-serve serves Prometheus text, and only with
+	// return_perf_metrics on; its /metrics is JSON iteration stats). An endpoint's metricsPath overrides both.
+	EnginePaths map[string]string `json:"enginePaths,omitempty"`
+}
+
+// PathFor is the metrics page of an endpoint of engine that names none itself.
+func (s *Scrape) PathFor(engine string) string {
+	if p, ok := s.EnginePaths[engine]; ok {
+		return p
+	}
+	return s.Path
 }
 
 // Profile composes a scheduler from plugins.

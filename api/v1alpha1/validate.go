@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // FieldError names the field a configuration problem is in.
@@ -127,8 +128,8 @@ func (pr *Profile) validate(p *problems) {
 }
 
 func (a *Admission) validate(p *problems) {
-	if a.QueueThreshold != nil && *a.QueueThreshold <= 0 {
-		p.add("admission.queueThreshold", "must be positive (omit it to turn queueing off)")
+	if a.QueueThreshold != nil && !(*a.QueueThreshold >= 0) {
+		p.add("admission.queueThreshold", "must not be negative (0 queues while every endpoint has any prefill; omit it to turn queueing off)")
 	}
 	if a.MaxQueueLength < 1 {
 		p.add("admission.maxQueueLength", "must be at least 1")
@@ -170,6 +171,18 @@ func (k *KV) validate(p *problems) {
 	if k.EventsPort < 1 || k.EventsPort > 65535 {
 		p.add("kv.eventsPort", "must be a port number, got %d", k.EventsPort)
 	}
+	if k.PruneTarget != nil && !(*k.PruneTarget > 0 && *k.PruneTarget <= 1) {
+		p.add("kv.pruneTarget", "must be in (0, 1], got %g", *k.PruneTarget)
+	}
+	unit(p, "kv.hostHitWeight", k.HostHitWeight)
+	unit(p, "kv.diskHitWeight", k.DiskHitWeight)
+}
+
+// unit requires v, when set, in [0, 1].
+func unit(p *problems, path string, v *float64) {
+	if v != nil && !(*v >= 0 && *v <= 1) {
+		p.add(path, "must be in [0, 1], got %g", *v)
+	}
 }
 
 func (s *Scrape) validate(p *problems) {
@@ -184,6 +197,14 @@ func (s *Scrape) validate(p *problems) {
 	}
 	if s.ExcludeAfter < 1 {
 		p.add("scrape.excludeAfter", "must be at least 1")
+	}
+	if !strings.HasPrefix(s.Path, "/") {
+		p.add("scrape.path", "must start with /, got %q", s.Path)
+	}
+	for _, e := range sortedKeys(s.EnginePaths) {
+		if !strings.HasPrefix(s.EnginePaths[e], "/") {
+			p.add("scrape.enginePaths."+e, "must start with /, got %q", s.EnginePaths[e])
+		}
 	}
 }
 

@@ -49,7 +49,7 @@ type options struct {
 }
 
 func main() {
-	grpcbuf.Install() // before any gRPC use, as gRPC requires
+	grpcbuf.Install()                                     // before any gRPC use, as gRPC requires
 	fs := flag.NewFlagSet("kvpick", flag.ContinueOnError) // errors handled by program.Parse
 	var o options
 	fs.StringVar(&o.configFile, "config", "", "YAML configuration file (see config/samples)")
@@ -76,6 +76,9 @@ func main() {
 		return
 	}
 	log := telemetry.NewLogger(os.Stderr, o.verbosity)
+	for _, w := range bindings.Warnings() {
+		log.Info("WARNING: " + w)
+	}
 	if err := checkEndpointsFile(cfg.Endpoints.File, log); err != nil {
 		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}

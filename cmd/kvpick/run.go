@@ -46,7 +46,8 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if err := src.Load(); err != nil {
 		return err
 	}
-	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration,
+		PruneTarget: *cfg.KV.PruneTarget})
 	kvindex.RegisterMetrics(o.pool, index.Stats)
 	var rt *router.Router
 	notify := func() {
@@ -171,7 +172,7 @@ func startScraper(ctx context.Context, cfg *v1.Config, set *endpoints.Set, index
 	sink := &scrape.StateSink{Set: set, Index: index, Stride: cfg.KV.IndexStride(), Notify: notify}
 	sc := scrape.New(scrape.Options{Interval: cfg.Scrape.Interval.Duration, Timeout: cfg.Scrape.Timeout.Duration,
 		StaleAfter: cfg.Scrape.StaleAfter.Duration, ExcludeAfter: cfg.Scrape.ExcludeAfter}, sink, log.WithName("scrape"))
-	retarget := func(s *endpoints.Snapshot) { sc.SetTargets(scrape.Targets(s, cfg.Scrape.Path)) }
+	retarget := func(s *endpoints.Snapshot) { sc.SetTargets(scrape.Targets(s, cfg.Scrape.PathFor)) }
 	set.OnChange(retarget)
 	retarget(set.Snapshot())
 	go sc.Run(ctx)
@@ -184,8 +185,8 @@ func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, feed *
 		subs := make([]kvevents.SubscriberOptions, 0, len(s.List))
 		for _, e := range s.List {
 			ep := e.KVEvents
-			if ep == "" {
-				ep = "tcp://" + net.JoinHostPort(e.Address, strconv.Itoa(cfg.KV.EventsPort))
+			if ep == "" { // vLLM and SGLang offset each data-parallel rank's publisher by its rank
+				ep = "tcp://" + net.JoinHostPort(e.Address, strconv.Itoa(cfg.KV.EventsPort+deref(e.DPRank)))
 			}
 			subs = append(subs, kvevents.SubscriberOptions{Endpoint: ep, ReplayEndpoint: e.KVEventsReplay, EndpointKey: e.Key()})
 		}
@@ -193,4 +194,11 @@ func startEvents(ctx context.Context, cfg *v1.Config, set *endpoints.Set, feed *
 	}
 	set.OnChange(sync)
 	sync(set.Snapshot())
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -35,16 +35,28 @@ func startServer(t *testing.T, args ...string) (string, *server) {
 
 func post(t *testing.T, url, body string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	return readResponse(t)(http.Post(url, "application/json", strings.NewReader(body)))
+}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	return readResponse(t)(http.Get(url))
+}
+
+// readResponse returns a reader of a request's outcome: the response and its whole body, failing t on an error.
+func readResponse(t *testing.T) func(*http.Response, error) (*http.Response, []byte) {
+	return func(resp *http.Response, err error) (*http.Response, []byte) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, data
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, data
 }
 
 // sseEvents reads an SSE body into its data payloads.

@@ -107,7 +107,7 @@ func replay(t *testing.T, ctx context.Context, endpoint string, start uint64) ma
 }
 
 func TestKVEventsOverZMQ(t *testing.T) {
-	for _, enc := range []string{"array", "map"} {
+	for _, enc := range []string{"array", "map", "mixed"} {
 		t.Run(enc, func(t *testing.T) { testKVEvents(t, enc) })
 	}
 }
@@ -206,4 +206,27 @@ func chainMatches(stored map[uint64][]uint32, parent map[uint64]*uint64, tokens 
 		}
 	}
 	return true
+}
+
+// The SGLang and hybrid-vLLM dialects dress a store as those engines send it.
+func TestDialectApply(t *testing.T) {
+	store := kvevents.BlockStored{BlockHashes: []uint64{1, 2}, TokenIDs: []uint32{1, 2}, BlockSize: 1, Medium: "GPU"}
+	b := kvevents.Batch{Events: []kvevents.Event{store, kvevents.AllBlocksCleared{}}}
+	salted := dialect{salt: "s"}.apply(b)
+	if s := salted.Events[0].(kvevents.BlockStored); s.CacheSalt != "s" || len(salted.Events) != 2 {
+		t.Fatalf("salted %#v", salted.Events)
+	}
+	off := dialect{offload: true}.apply(b).Events
+	if len(off) != 3 || off[0].(kvevents.BlockStored).Medium != "CPU" || off[1].(kvevents.BlockStored).Medium != "GPU" {
+		t.Fatalf("offload %#v, want the CPU copy, the GPU store, the clear", off)
+	}
+	hy := dialect{hybrid: true}.apply(b).Events
+	if len(hy) != 4 {
+		t.Fatalf("hybrid events %#v, want full store, window store, window removal, clear", hy)
+	}
+	full, window, gone := hy[0].(kvevents.BlockStored), hy[1].(kvevents.BlockStored), hy[2].(kvevents.BlockRemoved)
+	if full.GroupIdx != 0 || full.SpecKind != SpecFullAttention || len(full.ExtraKeys) != 2 ||
+		window.GroupIdx != 1 || window.SpecKind != SpecSlidingWindow || gone.GroupIdx != 1 || len(gone.BlockHashes) != 2 {
+		t.Fatalf("hybrid %#v", hy)
+	}
 }

@@ -4,42 +4,58 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/engine"
 	"github.com/kvpick/kvpick/pkg/kvevents"
 )
 
+// kvEncodings are the --kv-events-encoding values.
+var kvEncodings = map[string]kvevents.Encoding{"array": kvevents.EncodingArray, "map": kvevents.EncodingMap, "mixed": kvevents.EncodingMixed}
+
 // kvPublisher turns the engine's KV changes into vLLM event batches on ZMQ.
 type kvPublisher struct {
 	pub    *kvevents.Publisher
 	dpRank *int
+	d      dialect
 	errs   int
 }
 
 func newKVPublisher(ctx context.Context, o options) (*kvPublisher, error) {
-	enc := kvevents.EncodingMap
-	if o.kvEncoding == "array" {
-		enc = kvevents.EncodingArray
-	}
-	pub, err := kvevents.NewPublisher(ctx, kvevents.PublisherOptions{Endpoint: o.kvEndpoint,
-		ReplayEndpoint: o.kvReplay, Topic: o.kvTopic, Encoding: enc, BufferSteps: o.kvBufferSteps,
-		DropFraction: o.dropEvents, Seed: o.engine.Seed})
+	rank := max(o.dpRank, 0)
+	pub, err := kvevents.NewPublisher(ctx, kvevents.PublisherOptions{Endpoint: offsetPort(o.kvEndpoint, rank),
+		ReplayEndpoint: offsetPort(o.kvReplay, rank), Topic: o.kvTopic, Encoding: kvEncodings[o.kvEncoding],
+		BytesHashes: o.kvBytesHashes, BufferSteps: o.kvBufferSteps, DropFraction: o.dropEvents, Seed: o.engine.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("kv events: %w", err)
 	}
-	p := &kvPublisher{pub: pub}
+	p := &kvPublisher{pub: pub, d: dialect{salt: o.kvSalt, hybrid: o.kvHybrid, offload: o.kvOffload}}
 	if o.dpRank >= 0 {
-		rank := o.dpRank
 		p.dpRank = &rank
 	}
 	return p, nil
 }
 
+// offsetPort adds a data-parallel rank to an endpoint's TCP port, as vLLM's
+// and SGLang's publishers do; port 0 (any free port) is left alone.
+func offsetPort(endpoint string, rank int) string {
+	i := strings.LastIndex(endpoint, ":")
+	if rank == 0 || i < 0 || !strings.HasPrefix(endpoint, "tcp://") {
+		return endpoint
+	}
+	port, err := strconv.Atoi(endpoint[i+1:])
+	if err != nil || port == 0 {
+		return endpoint
+	}
+	return endpoint[:i+1] + strconv.Itoa(port+rank)
+}
+
 // publish sends one step's events as one batch. It runs on the runner's
 // goroutine only.
 func (p *kvPublisher) publish(ts time.Time, evs []engine.KVEvent) {
-	b := toBatch(ts, evs, p.dpRank)
+	b := p.d.apply(toBatch(ts, evs, p.dpRank))
 	if _, err := p.pub.Publish(b); err != nil {
 		if p.errs++; p.errs <= 10 {
 			log.Printf("modelsim: %v", err)

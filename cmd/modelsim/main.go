@@ -88,6 +88,7 @@ func newServer(ctx context.Context, o options) (*server, error) {
 	s := &server{model: o.model, loras: o.loraNames(), run: rn, vocab: v, kv: kp,
 		faults: newFaults(o.engine.Seed, o.jitter, o.failFraction, o.failStatus), maxLen: maxModelLen(o)}
 	s.registry, s.ttft = newMetrics(o.metricsStyle, o.model, rn.statsView)
+	s.metricsStyle = o.metricsStyle
 	return s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 type metricNames struct {
 	running, waiting, kvUsage, cacheConfig string
 	blockSizeLabel, numBlocksLabel         string
+	blockSizeGauge, numBlocksGauge         string // capacity as plain gauges (SGLang v0.5.12+, trtllm-serve)
 	lora, queries, hits, ttft, preemptions string
 	hitRate                                string
 }
@@ -32,7 +33,30 @@ var (
 		blockSizeLabel: "page_size", numBlocksLabel: "num_pages",
 		ttft: "sglang:time_to_first_token_seconds", hitRate: "sglang:cache_hit_rate",
 	}
+	// sglangGaugeNames: SGLang v0.5.12+ dropped cache_config_info for plain gauges.
+	sglangGaugeNames = metricNames{
+		running: "sglang:num_running_reqs", waiting: "sglang:num_queue_reqs", kvUsage: "sglang:token_usage",
+		blockSizeGauge: "sglang:page_size", numBlocksGauge: "sglang:num_pages",
+		ttft: "sglang:time_to_first_token_seconds", hitRate: "sglang:cache_hit_rate",
+	}
+	trtllmNames = metricNames{
+		running: "trtllm_num_requests_running", waiting: "trtllm_num_requests_waiting",
+		kvUsage: "trtllm_kv_cache_utilization", blockSizeGauge: "trtllm_kv_cache_tokens_per_block",
+		numBlocksGauge: "trtllm_kv_cache_max_blocks", ttft: "trtllm_time_to_first_token_seconds",
+	}
+	// metricsStyles are the --metrics-style values and their vocabularies.
+	metricsStyles = []string{"vllm", "sglang", "sglang-gauges", "trtllm"}
+	styleNames    = map[string]metricNames{"vllm": vllmNames, "sglang": sglangNames, "sglang-gauges": sglangGaugeNames, "trtllm": trtllmNames}
 )
+
+// metricsPath is where a style serves Prometheus text: trtllm-serve uses
+// /prometheus/metrics (its /metrics is JSON iteration stats).
+func metricsPath(style string) string {
+	if style == "trtllm" {
+		return "/prometheus/metrics"
+	}
+	return "/metrics"
+}
 
 // ttftBuckets are vLLM's time_to_first_token_seconds buckets.
 var ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
@@ -57,12 +81,9 @@ type engineStatsView struct {
 }
 
 func newMetrics(style, model string, stats func() engineStatsView) (*prometheus.Registry, prometheus.Observer) {
-	names := vllmNames
-	if style == "sglang" {
-		names = sglangNames
-	}
+	names := styleNames[style]
 	labels := prometheus.Labels{"model_name": model, "engine": "0"}
-	if style == "sglang" {
+	if style != "vllm" {
 		labels = prometheus.Labels{"model_name": model}
 	}
 	c := &engineCollector{names: names, stats: stats, labels: labels, descs: map[string]*prometheus.Desc{}}
@@ -92,6 +113,8 @@ func (c *engineCollector) define() {
 	c.def(n.hits, "Prefix cache hits, in terms of number of cached tokens.")
 	c.def(n.preemptions, "Cumulative number of preemptions from the engine.")
 	c.def(n.hitRate, "The prefix cache hit rate.")
+	c.def(n.blockSizeGauge, "KV cache page size in tokens.")
+	c.def(n.numBlocksGauge, "Number of KV cache pages.")
 }
 
 // Describe implements prometheus.Collector.
@@ -118,6 +141,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(n.queries, prometheus.CounterValue, float64(s.queries))
 	emit(n.hits, prometheus.CounterValue, float64(s.hits))
 	emit(n.preemptions, prometheus.CounterValue, float64(s.preemptions))
+	emit(n.blockSizeGauge, prometheus.GaugeValue, float64(s.blockSize))
+	emit(n.numBlocksGauge, prometheus.GaugeValue, float64(s.numBlocks))
 	if s.queries > 0 {
 		emit(n.hitRate, prometheus.GaugeValue, float64(s.hits)/float64(s.queries))
 	} else {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -11,7 +12,12 @@ import (
 
 func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+	return scrapePath(t, url, "/metrics")
+}
+
+func scrapePath(t *testing.T, url, path string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +85,51 @@ func TestSGLangMetrics(t *testing.T) {
 	}
 	if l := label(fams["sglang:cache_config_info"].Metric[0], "page_size"); l != "32" {
 		t.Fatalf("page_size %q", l)
+	}
+}
+
+// SGLang v0.5.12+ and trtllm-serve report capacity as plain gauges;
+// trtllm-serve serves them at /prometheus/metrics and JSON at /metrics.
+func TestCapacityGaugeStyles(t *testing.T) {
+	cases := []struct{ style, path, page, pages string }{
+		{"sglang-gauges", "/metrics", "sglang:page_size", "sglang:num_pages"},
+		{"trtllm", "/prometheus/metrics", "trtllm_kv_cache_tokens_per_block", "trtllm_kv_cache_max_blocks"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.style, func(t *testing.T) {
+			url, _ := startServer(t, "--metrics-style", tc.style, "--block-size", "32", "--num-gpu-blocks", "500")
+			fams := scrapePath(t, url, tc.path)
+			if fams[tc.page] == nil || fams[tc.page].Metric[0].GetGauge().GetValue() != 32 {
+				t.Fatalf("%s = %v, want 32", tc.page, fams[tc.page])
+			}
+			if fams[tc.pages] == nil || fams[tc.pages].Metric[0].GetGauge().GetValue() != 500 {
+				t.Fatalf("%s = %v, want 500", tc.pages, fams[tc.pages])
+			}
+			for name := range fams {
+				if strings.HasSuffix(name, "cache_config_info") {
+					t.Fatalf("%s exported in style %s", name, tc.style)
+				}
+			}
+		})
+	}
+	url, _ := startServer(t, "--metrics-style", "trtllm")
+	resp, data := get(t, url+"/metrics")
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" || !strings.HasPrefix(string(data), "[{") {
+		t.Fatalf("trtllm /metrics: %s %s, want JSON iteration stats", ct, data)
+	}
+}
+
+func TestOffsetPort(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		rank int
+		want string
+	}{
+		{"tcp://*:5557", 2, "tcp://*:5559"}, {"tcp://127.0.0.1:5557", 0, "tcp://127.0.0.1:5557"},
+		{"tcp://127.0.0.1:0", 3, "tcp://127.0.0.1:0"}, {"ipc:///tmp/kv", 1, "ipc:///tmp/kv"}, {"", 1, ""},
+	} {
+		if got := offsetPort(tc.in, tc.rank); got != tc.want {
+			t.Errorf("offsetPort(%q, %d) = %q, want %q", tc.in, tc.rank, got, tc.want)
+		}
 	}
 }

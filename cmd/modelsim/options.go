@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ type options struct {
 	host, model, loraAdapters, profile, metricsStyle string
 	port                                             int
 	kvEndpoint, kvReplay, kvTopic, kvEncoding        string
+	kvSalt                                           string
+	kvBytesHashes, kvHybrid, kvOffload               bool
 	kvBufferSteps, dpRank                            int
 	jitter                                           time.Duration
 	failFraction, dropEvents                         float64
@@ -46,13 +49,23 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 	fs.StringVar(&o.model, "model", "modelsim", "served model name")
 	fs.StringVar(&o.loraAdapters, "lora-adapters", "", "comma-separated LoRA adapter names served besides the model")
 	fs.StringVar(&o.profile, "profile", "", "YAML file of engine settings (pkg/engine Config field names)")
-	fs.StringVar(&o.metricsStyle, "metrics-style", "vllm", "metric names on /metrics: vllm or sglang")
+	fs.StringVar(&o.metricsStyle, "metrics-style", "vllm", "metrics dialect: "+strings.Join(metricsStyles, ", ")+
+		" (trtllm: Prometheus text at /prometheus/metrics, JSON iteration stats at /metrics, as trtllm-serve)")
 	fs.StringVar(&o.kvEndpoint, "kv-events-endpoint", "", `ZMQ PUB endpoint for KV events ("" = off; "tcp://*:5557" binds)`)
 	fs.StringVar(&o.kvReplay, "kv-events-replay-endpoint", "", "ZMQ ROUTER endpoint serving replay (\"\" = off)")
 	fs.StringVar(&o.kvTopic, "kv-events-topic", "", "topic frame of KV event messages")
-	fs.StringVar(&o.kvEncoding, "kv-events-encoding", "map", "KV event msgpack layout: array or map")
+	fs.StringVar(&o.kvEncoding, "kv-events-encoding", "map", "KV event msgpack layout: array (SGLang, old vLLM), map (current vLLM), "+
+		"mixed (vLLM v0.2x: positional batch of map events)")
+	fs.BoolVar(&o.kvBytesHashes, "kv-events-bytes-hashes", false, "send block hashes as 32-byte strings (vLLM's sha256 hashers, CPU offload)")
+	fs.BoolVar(&o.kvOffload, "kv-events-offload", false, "report a CPU offload tier: every store also as medium CPU; GPU evictions "+
+		"leave the CPU copy")
+	fs.StringVar(&o.kvSalt, "kv-events-cache-salt", "", "stamp every BlockStored with this cache salt as SGLang does (positional: 8th element "+
+		"{cache_salt}; map: metadata); requests must carry the same cache_salt to match")
+	fs.BoolVar(&o.kvHybrid, "kv-events-hybrid", false, "a hybrid model as current vLLM reports it: extra_keys, group_idx and "+
+		"kv_cache_spec_kind on stores, and a sliding-window group 1 whose blocks are stored and at once removed")
 	fs.IntVar(&o.kvBufferSteps, "kv-events-buffer-steps", 10000, "batches kept for replay")
-	fs.IntVar(&o.dpRank, "dp-rank", -1, "data-parallel rank stamped on KV event batches (-1 = none)")
+	fs.IntVar(&o.dpRank, "dp-rank", -1, "data-parallel rank: stamped on KV event batches and added to the event ports, as vLLM "+
+		"and SGLang do (-1 = none; a port of 0 is not offset)")
 	fs.DurationVar(&o.jitter, "jitter", 0, "add a uniform random latency in [0, jitter) before each request")
 	fs.Float64Var(&o.failFraction, "fail-fraction", 0, "fraction of generation requests to fail")
 	fs.IntVar(&o.failStatus, "fail-status", http.StatusServiceUnavailable, "status of failed requests: 500 or 503")
@@ -71,11 +84,11 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 
 func (o options) validate() error {
 	var errs []error
-	if o.metricsStyle != "vllm" && o.metricsStyle != "sglang" {
-		errs = append(errs, fmt.Errorf("--metrics-style: want vllm or sglang, got %q", o.metricsStyle))
+	if !slices.Contains(metricsStyles, o.metricsStyle) {
+		errs = append(errs, fmt.Errorf("--metrics-style: want one of %v, got %q", metricsStyles, o.metricsStyle))
 	}
-	if o.kvEncoding != "array" && o.kvEncoding != "map" {
-		errs = append(errs, fmt.Errorf("--kv-events-encoding: want array or map, got %q", o.kvEncoding))
+	if _, ok := kvEncodings[o.kvEncoding]; !ok {
+		errs = append(errs, fmt.Errorf("--kv-events-encoding: want array, map or mixed, got %q", o.kvEncoding))
 	}
 	if o.failStatus != 500 && o.failStatus != 503 {
 		errs = append(errs, fmt.Errorf("--fail-status: want 500 or 503, got %d", o.failStatus))

@@ -31,9 +31,11 @@ type server struct {
 	faults   *faults
 	ttft     prometheus.Observer
 	registry *prometheus.Registry
-	maxLen   int
-	nextID   atomic.Uint64
-	created  int64
+	// metricsStyle is the --metrics-style dialect (vllm, sglang, sglang-gauges, trtllm).
+	metricsStyle string
+	maxLen       int
+	nextID       atomic.Uint64
+	created      int64
 }
 
 func (s *server) routes() http.Handler {
@@ -45,7 +47,10 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /tokenize", s.tokenize)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET "+metricsPath(s.metricsStyle), promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.metricsStyle == "trtllm" {
+		mux.HandleFunc("GET /metrics", s.iterationStats)
+	}
 	mux.HandleFunc("POST /admin/reset-cache", s.resetCache)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apierr.NotFound("no route for %s %s", r.Method, r.URL.Path))
@@ -130,4 +135,12 @@ func (s *server) now() int64 {
 		return s.created
 	}
 	return time.Now().Unix()
+}
+
+// iterationStats answers /metrics as trtllm-serve does: a JSON list of
+// per-iteration stats, not Prometheus text.
+func (s *server) iterationStats(w http.ResponseWriter, _ *http.Request) {
+	v := s.run.statsView()
+	writeJSON(w, []map[string]any{{"iter": 0, "numActiveRequests": v.running, "numQueuedRequests": v.waiting,
+		"kvCacheStats": map[string]any{"maxNumBlocks": v.numBlocks, "tokensPerBlock": v.blockSize}}})
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -30,24 +31,33 @@ type Endpoint struct {
 	Address string            `json:"address"`
 	Port    int               `json:"port"`
 	Labels  map[string]string `json:"labels,omitempty"`
-	// Engine selects the metrics mapping: vllm (default), sglang, trtllm, triton.
+	// Engine selects the metrics mapping and page: vllm (default), sglang, trtllm (also spelled trtllm-serve),
+	// triton (also triton-tensorrt-llm).
 	Engine string `json:"engine,omitempty"`
 	// Models served; empty serves any model.
 	Models []string `json:"models,omitempty"`
 	// LoRAAdapters this endpoint can serve.
 	LoRAAdapters []string `json:"loraAdapters,omitempty"`
 	Capacity     Capacity `json:"capacity,omitempty"`
-	// WorkerID is sent as x-worker-instance-id in worker-header mode (default Name).
-	WorkerID string `json:"workerId,omitempty"`
-	// DPRank is the data-parallel rank, sent as x-dp-rank when set.
+	// WorkerID is the Dynamo worker instance id (an unsigned 64-bit integer, as Dynamo's frontend parses it),
+	// sent as x-worker-instance-id with router.workerHeaders; empty when unknown.
+	WorkerID WorkerID `json:"workerId,omitempty"`
+	// DPRank is the data-parallel rank, sent as x-dp-rank and x-data-parallel-rank with router.workerHeaders;
+	// its KV events are read at kv.eventsPort + DPRank.
 	DPRank *int `json:"dpRank,omitempty"`
-	// MetricsPort serves /metrics (default Port).
+	// MetricsPort serves the metrics page (default Port).
 	MetricsPort int `json:"metricsPort,omitempty"`
+	// MetricsPath is the metrics page (default: the engine's, scrape.enginePaths or scrape.path).
+	MetricsPath string `json:"metricsPath,omitempty"`
 	// KVEvents is the ZMQ publisher to subscribe to (default tcp://Address:<kv.eventsPort>).
 	KVEvents string `json:"kvEvents,omitempty"`
 	// KVEventsReplay is the replay ROUTER endpoint, if any.
 	KVEventsReplay string `json:"kvEventsReplay,omitempty"`
 }
+
+// engineAliases maps the engine names of the ecosystem's engine-type label
+// (llm-d.ai/engine-type) onto kvpick's.
+var engineAliases = map[string]string{"trtllm-serve": "trtllm", "triton-tensorrt-llm": "triton"}
 
 // Key is the endpoint's identity and routing target, "ip:port".
 func (e *Endpoint) Key() string { return net.JoinHostPort(e.Address, strconv.Itoa(e.Port)) }
@@ -69,9 +79,18 @@ func (e *Endpoint) validate() error {
 		errs = append(errs, fmt.Errorf("port %d out of range", e.Port))
 	}
 	switch e.Engine {
-	case "", "vllm", "sglang", "trtllm", "triton":
+	case "", "vllm", "sglang", "trtllm", "triton", "trtllm-serve", "triton-tensorrt-llm":
 	default:
 		errs = append(errs, fmt.Errorf("engine %q unknown (vllm, sglang, trtllm, triton)", e.Engine))
+	}
+	if e.MetricsPath != "" && !strings.HasPrefix(e.MetricsPath, "/") {
+		errs = append(errs, fmt.Errorf("metricsPath %q must start with /", e.MetricsPath))
+	}
+	if err := e.WorkerID.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if e.DPRank != nil && (*e.DPRank < 0 || *e.DPRank > 1023) {
+		errs = append(errs, fmt.Errorf("dpRank %d out of range [0, 1023]", *e.DPRank))
 	}
 	if e.Capacity.BlockSize < 0 || e.Capacity.TotalBlocks < 0 || e.Capacity.MaxBatchedTokens < 0 {
 		errs = append(errs, errors.New("capacity fields must not be negative"))
@@ -83,11 +102,11 @@ func (e *Endpoint) setDefaults() {
 	if e.Engine == "" {
 		e.Engine = "vllm"
 	}
+	if alias, ok := engineAliases[e.Engine]; ok {
+		e.Engine = alias
+	}
 	if e.Name == "" {
 		e.Name = e.Key()
-	}
-	if e.WorkerID == "" {
-		e.WorkerID = e.Name
 	}
 	if e.MetricsPort == 0 {
 		e.MetricsPort = e.Port

@@ -23,6 +23,10 @@ func TestParseFile(t *testing.T) {
 		{"duplicate", "endpoints:\n- {address: 10.0.0.1, port: 1}\n- {address: 10.0.0.1, port: 1}\n", "endpoints[1]: 10.0.0.1:1 duplicates endpoints[0]", 0},
 		{"unknown field", "endpoints:\n- {address: 10.0.0.1, port: 1, weight: 3}\n", "weight", 0},
 		{"bad engine", "endpoints:\n- {address: 10.0.0.1, port: 1, engine: ollama}\n", "engine \"ollama\" unknown", 0},
+		{"numeric worker id", "endpoints:\n- {address: 10.0.0.1, port: 1, workerId: 18446744073709551615}\n- {address: 10.0.0.2, port: 1, workerId: \"42\"}\n", "", 2},
+		{"named worker id", "endpoints:\n- {address: 10.0.0.1, port: 1, workerId: worker-1}\n", "workerId \"worker-1\" is not a Dynamo worker instance id", 0},
+		{"worker id past u64", "endpoints:\n- {address: 10.0.0.1, port: 1, workerId: 18446744073709551616}\n", "is not a Dynamo worker instance id", 0},
+		{"negative dp rank", "endpoints:\n- {address: 10.0.0.1, port: 1, dpRank: -1}\n", "dpRank -1 out of range", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,7 +52,7 @@ func TestSetKeepsLoadAcrossReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := s.Snapshot()
-	if snap.List[0].Key() != "10.0.0.1:8000" || snap.List[0].Engine != "vllm" || snap.List[0].WorkerID == "" {
+	if snap.List[0].Key() != "10.0.0.1:8000" || snap.List[0].Engine != "vllm" {
 		t.Fatalf("not sorted or not defaulted: %+v", snap.List[0])
 	}
 	s.UpdateLoad("10.0.0.1:8000", Load{Waiting: 3, TotalBlocks: 100, Fresh: true})
@@ -125,5 +129,37 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 5s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A u64 worker id survives YAML exactly (no float rounding).
+func TestWorkerIDKeepsEveryDigit(t *testing.T) {
+	eps, err := ParseFile([]byte("endpoints:\n- {address: 10.0.0.1, port: 1, workerId: 7587889712345678901}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eps[0].WorkerID != "7587889712345678901" {
+		t.Fatalf("workerId = %q", eps[0].WorkerID)
+	}
+	s := NewSet()
+	if err := s.Replace(append(eps, Endpoint{Address: "10.0.0.2", Port: 1})); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequireWorkerIDs(s.Snapshot()); err == nil || !strings.Contains(err.Error(), "10.0.0.2:1") {
+		t.Fatalf("RequireWorkerIDs = %v, want the endpoint without an id named", err)
+	}
+}
+
+// The ecosystem's engine-type names are accepted and mean kvpick's.
+func TestEngineAliases(t *testing.T) {
+	s := NewSet()
+	if err := s.Replace([]Endpoint{{Address: "10.0.0.1", Port: 1, Engine: "trtllm-serve"}, {Address: "10.0.0.2", Port: 1, Engine: "triton-tensorrt-llm"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{s.Snapshot().List[0].Engine, s.Snapshot().List[1].Engine}; got[0] != "trtllm" || got[1] != "triton" {
+		t.Fatalf("engines %v, want [trtllm triton]", got)
+	}
+	if _, err := ParseFile([]byte("endpoints:\n- {address: 10.0.0.1, port: 1, engine: trtllm-serve}\n")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,8 +27,6 @@ func TestErrorResponses(t *testing.T) {
 	}{
 		{"malformed json", streamedReq([]byte(`{"model":"m","prompt":`), 4), nil, 0, 400, apierr.TypeInvalidRequest, ""},
 		{"missing model", streamedReq([]byte(`{"prompt":"hi"}`)), nil, 0, 400, apierr.TypeInvalidRequest, "model"},
-		{"unknown path", envoyclient.Request{Path: "/v1/nope", Body: []byte(`{}`)}, nil, 0, 404, apierr.TypeNotFound, "/v1/nope"},
-		{"unknown path without body", envoyclient.Request{Method: "GET", Path: "/healthz"}, nil, 0, 404, apierr.TypeNotFound, ""},
 		{"too large streamed", streamedReq(big, 1000), nil, 2048, 413, apierr.TypeTooLarge, "2048"},
 		{"too large buffered", envoyclient.Request{Path: "/v1/completions", Body: big, Mode: envoyclient.Buffered}, nil, 2048, 413, apierr.TypeTooLarge, "2048"},
 		{"no endpoints", streamedReq(completion("m", "p")), apierr.Unavailable("no ready endpoint"), 0, 503, apierr.TypeUnavailable, "no ready"},
@@ -52,6 +50,9 @@ func TestErrorResponses(t *testing.T) {
 			}
 			if res.Status != tc.status || res.Headers["content-type"] != "application/json" {
 				t.Fatalf("status %d headers %v, want %d json", res.Status, res.Headers, tc.status)
+			}
+			if res.Headers[HeaderDroppedReason] != tc.typ {
+				t.Fatalf("%s = %q, want %q", HeaderDroppedReason, res.Headers[HeaderDroppedReason], tc.typ)
 			}
 			typ, msg := errorBody(t, res.ImmediateBody)
 			if typ != tc.typ || !strings.Contains(msg, tc.msgHas) {

@@ -14,22 +14,15 @@ import (
 )
 
 // onRequestHeaders records the request line and headers. A body-less request is routed here; a request with a
-// body waits for it, except that unknown paths and declared oversize bodies are refused at once.
+// body waits for it, except that declared oversize bodies are refused at once.
 func (st *stream) onRequestHeaders(h *extprocv3.HttpHeaders) error {
 	if st.gotHeaders {
 		return protocolError("request headers received twice")
 	}
 	st.gotHeaders = true
 	st.headers = headerMap(h.GetHeaders())
-	st.path = st.headers[":path"]
-	if p := st.headers[HeaderOriginalPath]; p != "" {
-		st.path = p
-	}
-	kind, err := request.KindForPath(st.path)
-	if err != nil {
-		return st.reject(err)
-	}
-	st.kind = kind
+	resolveAliases(st.headers)
+	st.path, st.kind = requestPath(st.headers) // a path with no parser is routed by load alone
 	if h.GetEndOfStream() || st.reqMode == modeNone {
 		st.bodyDone = true
 		return st.routeHeadersOnly()
@@ -98,8 +91,7 @@ func (st *stream) onRequestTrailers() error {
 // the body echoed in chunks; in buffered mode a body response carrying the decision.
 func (st *stream) finishBody(eos bool) error {
 	st.bodyDone, st.inputEnd = true, time.Now()
-	st.prompt = getPrompt()
-	req, err := request.ParseInto(st.kind, st.body, st.prompt)
+	req, err := st.parseBody()
 	if err != nil {
 		return st.reject(err)
 	}
@@ -113,6 +105,28 @@ func (st *stream) finishBody(eos bool) error {
 		return err
 	}
 	return st.commit(st.echoBody(eos))
+}
+
+// parseBody parses a body of a known API (nil for others: they are routed by load alone) and applies the
+// gateway's model rewrite to the parsed request and to the body the picker hands on.
+func (st *stream) parseBody() (*request.Request, error) {
+	if st.kind == request.KindUnknown {
+		return nil, nil
+	}
+	st.prompt = getPrompt()
+	req, err := request.ParseInto(st.kind, st.body, st.prompt)
+	if err != nil {
+		return nil, err
+	}
+	if m := st.headers[HeaderModelRewrite]; m != "" && m != req.Model {
+		body, err := request.WithModel(req, m)
+		if err != nil {
+			return nil, err
+		}
+		putBody(st.body)
+		st.body, req.Raw, st.rewritten = body, body, true
+	}
+	return req, nil
 }
 
 // commit lets the Decision do its bookkeeping once the answer went out without error (sendErr nil), so that work

@@ -18,10 +18,16 @@ func (st *stream) decisionResponse(inBody bool, contentLength int) *extprocv3.Pr
 	for _, h := range st.dec.Headers() {
 		set = append(set, setHeader(h.Key, h.Value))
 	}
+	if inBody && st.rewritten {
+		contentLength = len(st.body)
+	}
 	if contentLength >= 0 {
 		set = append(set, setHeader("content-length", strconv.Itoa(contentLength)))
 	}
 	common := &extprocv3.CommonResponse{HeaderMutation: &extprocv3.HeaderMutation{SetHeaders: set}, ClearRouteCache: true}
+	if inBody && st.rewritten {
+		common.BodyMutation = &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: st.body}}
+	}
 	r := &extprocv3.ProcessingResponse{DynamicMetadata: destinationMetadata(dest)}
 	if inBody {
 		r.Response = &extprocv3.ProcessingResponse_RequestBody{RequestBody: &extprocv3.BodyResponse{Response: common}}
@@ -69,8 +75,9 @@ func bodyContinue() *extprocv3.ProcessingResponse {
 func immediate(code int, body []byte, typ string) *extprocv3.ProcessingResponse {
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{
 		ImmediateResponse: &extprocv3.ImmediateResponse{
-			Status:  &typev3.HttpStatus{Code: typev3.StatusCode(code)},
-			Headers: &extprocv3.HeaderMutation{SetHeaders: []*corev3.HeaderValueOption{setHeader("content-type", "application/json")}},
+			Status: &typev3.HttpStatus{Code: typev3.StatusCode(code)},
+			Headers: &extprocv3.HeaderMutation{SetHeaders: []*corev3.HeaderValueOption{setHeader("content-type", "application/json"),
+				setHeader(HeaderDroppedReason, typ)}},
 			Body:    body,
 			Details: "kvpick_" + typ,
 		}}}

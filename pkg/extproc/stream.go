@@ -54,6 +54,7 @@ type stream struct {
 	prompt          *[]byte // pooled buffer the parsed Prompt lives in
 	subset          []string
 	subsetPresent   bool
+	rewritten       bool // the body was changed (model rewrite): buffered mode must send it back
 
 	dec       route.Decision
 	model     string

@@ -21,12 +21,14 @@ func roundTripBatches() map[string]Batch {
 		"nil parent":   {TS: 3, Events: []Event{BlockStored{BlockHashes: []uint64{9}, TokenIDs: []uint32{1 << 31, 0}, BlockSize: 2}}},
 		"removed mix":  {TS: 4, Events: []Event{BlockRemoved{BlockHashes: []uint64{5, 6}, Medium: "CPU"}, BlockRemoved{}, AllBlocksCleared{}}},
 		"lora no name": {TS: 5, Events: []Event{BlockStored{BlockHashes: []uint64{1}, TokenIDs: []uint32{7}, BlockSize: 1, LoRAID: ptr(0)}}},
+		"salted":       {TS: 6, Events: []Event{BlockStored{BlockHashes: []uint64{1}, TokenIDs: []uint32{7}, BlockSize: 1, Medium: "GPU", CacheSalt: "s"}}},
+		"groups":       {TS: 7, Events: []Event{BlockStored{BlockHashes: []uint64{1}, TokenIDs: []uint32{7}, BlockSize: 1, GroupIdx: 1, SpecKind: "mamba"}, BlockRemoved{BlockHashes: []uint64{1}, GroupIdx: 1}}},
 	}
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for name, b := range roundTripBatches() {
-		for _, enc := range []Encoding{EncodingArray, EncodingMap} {
+		for _, enc := range []Encoding{EncodingArray, EncodingMap, EncodingMixed} {
 			t.Run(name+"/"+enc.String(), func(t *testing.T) {
 				p, err := Encode(b, enc)
 				if err != nil {
@@ -112,10 +114,10 @@ func TestDecodeHandBuilt(t *testing.T) {
 			Batch{TS: 1.5, Events: []Event{storedTail}}},
 		{"positional with every field plus future ones",
 			[]any{int64(7), []any{[]any{"BlockStored", []any{uint64(3)}, []byte{1, 2}, []any{9}, 1, 4, "CPU", "ad", nil, 0, "full", nil}}, 2, "extra"},
-			Batch{TS: 7, DPRank: ptr(2), Events: []Event{BlockStored{BlockHashes: []uint64{3}, Parent: ptr(uint64(0x0102)), TokenIDs: []uint32{9}, BlockSize: 1, LoRAID: ptr(4), Medium: "CPU", LoRAName: "ad"}}}},
+			Batch{TS: 7, DPRank: ptr(2), Events: []Event{BlockStored{BlockHashes: []uint64{3}, Parent: ptr(uint64(0x0102)), TokenIDs: []uint32{9}, BlockSize: 1, LoRAID: ptr(4), Medium: "CPU", LoRAName: "ad", SpecKind: "full"}}}},
 		{"map events in a positional batch, type not first, unknown keys",
 			[]any{0.5, []any{map[string]any{"block_hashes": []any{int8(-2)}, "type": "BlockRemoved", "group_idx": 1}}, nil},
-			Batch{TS: 0.5, Events: []Event{BlockRemoved{BlockHashes: []uint64{^uint64(1)}}}}},
+			Batch{TS: 0.5, Events: []Event{BlockRemoved{BlockHashes: []uint64{^uint64(1)}, GroupIdx: 1}}}},
 		{"positional events in a map batch",
 			map[string]any{"events": []any{[]any{"AllBlocksCleared"}, []any{"BlockRemoved", []any{1}}}, "ts": 2.0, "data_parallel_rank": 1, "x": []any{map[string]any{}}},
 			Batch{TS: 2, DPRank: ptr(1), Events: []Event{AllBlocksCleared{}, BlockRemoved{BlockHashes: []uint64{1}}}}},
@@ -161,11 +163,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"string batch", "a161", "want array or map, got string"},
 		{"short batch", "9101", "at least ts and events"},
 		{"ts not number", "92a16190", "ts: want number"},
-		{"event scalar", "92019101", "events[0]: want array or map, got integer"},
-		{"empty event", "92019190", "empty event array"},
-		{"tag not string", "9201919105", "tag: want string"},
-		{"negative token", "920191" + "94ab" + hex.EncodeToString([]byte("BlockStored")) + "90c091ff", "token id -1 out of range"},
-		{"bool hash", "920191" + "92ac" + hex.EncodeToString([]byte("BlockRemoved")) + "91c3", "block_hashes: [0]: hash: want string or bytes, got bool"},
 		{"hostile array32", "9201ddffffffff", "exceeds"},
 		{"hostile str32", "9201" + "91" + "91dbffffffff", "exceeds"},
 		{"hostile map32 skip", "82a6" + hex.EncodeToString([]byte("events")) + "90a178dfffffffff", "exceeds"},
@@ -173,7 +170,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"truncated string", "92019191ab426c6f", "exceeds"},
 		{"trailing bytes", "92019000", "trailing"},
 		{"map without events", "81a27473cb3ff0000000000000", "without \"events\""},
-		{"event map without type", "920191" + "80", "without \"type\""},
 		{"map key not string", "810102", "key: want string"},
 	}
 	for _, tc := range cases {
@@ -193,6 +189,101 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDecodeSkipsBadEvents: an event with a malformed field is dropped and
+// counted; the events around it (here a removal) survive.
+func TestDecodeSkipsBadEvents(t *testing.T) {
+	removed := "92ac" + hex.EncodeToString([]byte("BlockRemoved")) + "9107" // ["BlockRemoved", [7]]
+	cases := []struct{ name, bad, want string }{
+		{"event scalar", "01", "events[0]: want array or map, got integer"},
+		{"empty event", "90", "empty event array"},
+		{"tag not string", "9105", "tag: want string"},
+		{"negative token", "94ab" + hex.EncodeToString([]byte("BlockStored")) + "90c091ff", "token id -1 out of range"},
+		{"bool hash", "92ac" + hex.EncodeToString([]byte("BlockRemoved")) + "91c3", "block_hashes: [0]: hash: want string or bytes, got bool"},
+		{"event map without type", "80", "without \"type\""},
+		{"metadata not a map", "98ab" + hex.EncodeToString([]byte("BlockStored")) + "9101c0910101c0c0" + "92c0c0", "want string or bytes, got array"},
+		{"group_idx negative", "94ac" + hex.EncodeToString([]byte("BlockRemoved")) + "9101c0ff", "group_idx -1 out of range"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := hex.DecodeString("92cb3ff000000000000092" + tc.bad + removed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := Decode(p)
+			if err != nil {
+				t.Fatalf("Decode failed the whole batch: %v", err)
+			}
+			want := []Event{BlockRemoved{BlockHashes: []uint64{7}}}
+			if !reflect.DeepEqual(b.Events, want) || b.Invalid != 1 {
+				t.Fatalf("events %#v invalid %d, want the removal kept and 1 invalid", b.Events, b.Invalid)
+			}
+			if !errors.Is(b.InvalidErr, ErrMalformed) || !strings.Contains(b.InvalidErr.Error(), tc.want) {
+				t.Errorf("InvalidErr %v does not wrap ErrMalformed or mention %q", b.InvalidErr, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecodeDialects decodes each engine's BlockStored as msgpack built
+// independently of Encode, field names and order as the engines write them.
+func TestDecodeDialects(t *testing.T) {
+	tokens := []any{1, 2, 3, 4}
+	cases := []struct {
+		name string
+		in   any
+		want BlockStored
+	}{
+		{"sglang positional salted: 8th element is metadata, not lora_name",
+			[]any{"BlockStored", []any{5, 6}, nil, tokens, 2, nil, "GPU", map[string]any{"cache_salt": "s1"}},
+			BlockStored{BlockHashes: []uint64{5, 6}, TokenIDs: []uint32{1, 2, 3, 4}, BlockSize: 2, Medium: "GPU", CacheSalt: "s1"}},
+		{"sglang map era: metadata with cache_salt and session_id",
+			map[string]any{"type": "BlockStored", "block_hashes": []any{5}, "parent_block_hash": nil, "token_ids": []any{1},
+				"block_size": 1, "lora_id": nil, "medium": "CPU_PINNED", "metadata": map[string]any{"cache_salt": "s2", "session_id": "x"}},
+			BlockStored{BlockHashes: []uint64{5}, TokenIDs: []uint32{1}, BlockSize: 1, Medium: "CPU_PINNED", CacheSalt: "s2"}},
+		{"vllm today: lora_name null, group, spec kind",
+			map[string]any{"type": "BlockStored", "block_hashes": []any{5}, "parent_block_hash": nil, "token_ids": []any{1},
+				"block_size": 1, "lora_id": nil, "medium": "GPU", "lora_name": nil, "group_idx": 2, "kv_cache_spec_kind": "sliding_window"},
+			BlockStored{BlockHashes: []uint64{5}, TokenIDs: []uint32{1}, BlockSize: 1, Medium: "GPU", GroupIdx: 2, SpecKind: "sliding_window"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Decode(mustMarshal(t, []any{1.0, []any{tc.in}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Events) != 1 || !reflect.DeepEqual(b.Events[0], tc.want) {
+				t.Fatalf("\n got %#v\nwant %#v", b.Events, tc.want)
+			}
+		})
+	}
+}
+
+// TestDecodeExtraKeys: per-block keys become digests; equal keys equal
+// digests, different keys different ones, None zero.
+func TestDecodeExtraKeys(t *testing.T) {
+	ev := func(keys any) BlockStored {
+		t.Helper()
+		in := map[string]any{"type": "BlockStored", "block_hashes": []any{1, 2, 3}, "parent_block_hash": nil,
+			"token_ids": []any{1, 2, 3}, "block_size": 1, "lora_id": nil, "medium": nil, "lora_name": nil, "extra_keys": keys}
+		b, err := Decode(mustMarshal(t, []any{1.0, []any{in}}))
+		if err != nil || len(b.Events) != 1 {
+			t.Fatalf("Decode: %v %#v", err, b)
+		}
+		return b.Events[0].(BlockStored)
+	}
+	a := ev([]any{[]any{"salt-a"}, nil, []any{[]any{"mmhash", 0}}}).ExtraKeys
+	b := ev([]any{[]any{"salt-b"}, nil, []any{[]any{"mmhash", 0}}}).ExtraKeys
+	if len(a) != 3 || a[0] == 0 || a[1] != 0 || a[2] == 0 {
+		t.Fatalf("digests %x: want non-zero, zero, non-zero", a)
+	}
+	if a[0] == b[0] || a[2] != b[2] {
+		t.Fatalf("digests %x vs %x: want different first keys, equal third", a, b)
+	}
+	if ks := ev(nil).ExtraKeys; ks != nil {
+		t.Fatalf("extra_keys None decoded as %x", ks)
 	}
 }
 

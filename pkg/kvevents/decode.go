@@ -7,8 +7,11 @@ import (
 // Decode parses one msgpack EventBatch. It accepts the positional (array) and
 // the tagged-map encodings at both the batch and the event level, in any mix;
 // trailing positional fields may be missing and unknown map keys are ignored.
-// Events with an unknown tag are dropped and counted in Batch.Skipped. Errors
-// wrap ErrMalformed and name the offending field. Decode never panics and
+// Events with an unknown tag are dropped and counted in Batch.Skipped; a known
+// event with a malformed field is dropped and counted in Batch.Invalid (its
+// neighbours are kept, so one bad event never loses a batch's removals). A
+// batch whose msgpack structure is broken fails as a whole. Errors wrap
+// ErrMalformed and name the offending field. Decode never panics and
 // allocates at most a small multiple of len(payload).
 func Decode(payload []byte) (Batch, error) {
 	r := newReader(payload)
@@ -98,6 +101,13 @@ func (r *reader) batchField(b *Batch, key string) (err error) {
 	return err
 }
 
+// resync skips the whole value that starts at start, after a field inside it
+// failed to decode; it fails when the value is not well-formed msgpack.
+func (r *reader) resync(start int) error {
+	r.seek(start)
+	return r.skip()
+}
+
 // skipN discards n values (n <= 0 is a no-op).
 func (r *reader) skipN(n int) error {
 	for ; n > 0; n-- {
@@ -117,9 +127,17 @@ func (r *reader) events(b *Batch) error {
 		b.Events = make([]Event, 0, n)
 	}
 	for i := 0; i < n; i++ {
+		start := r.offset()
 		e, err := r.event()
 		if err != nil {
-			return fmt.Errorf("events[%d]: %w", i, err)
+			if err := r.resync(start); err != nil {
+				return fmt.Errorf("events[%d]: %w", i, err)
+			}
+			b.Invalid++
+			if b.InvalidErr == nil {
+				b.InvalidErr = fmt.Errorf("kvevents: decode: events[%d]: %w", i, err)
+			}
+			continue
 		}
 		if e == nil {
 			b.Skipped++

@@ -7,8 +7,9 @@ import (
 
 // positional lists each known event's fields in msgspec declaration order.
 var positional = map[string][]string{
-	TagBlockStored:      {fieldHashes, fieldParent, fieldTokenIDs, fieldBlockSize, fieldLoRAID, fieldMedium, fieldLoRAName},
-	TagBlockRemoved:     {fieldHashes, fieldMedium},
+	TagBlockStored: {fieldHashes, fieldParent, fieldTokenIDs, fieldBlockSize, fieldLoRAID, fieldMedium,
+		fieldLoRAName, fieldExtraKeys, fieldGroupIdx, fieldSpecKind},
+	TagBlockRemoved:     {fieldHashes, fieldMedium, fieldGroupIdx},
 	TagAllBlocksCleared: {},
 }
 
@@ -22,6 +23,10 @@ type eventFields struct {
 	loraID    *int
 	medium    string
 	loraName  string
+	extraKeys []uint64
+	cacheSalt string
+	groupIdx  int
+	specKind  string
 }
 
 // event reads one event; it returns nil (and no error) for an unknown tag.
@@ -140,7 +145,15 @@ func (r *reader) field(f *eventFields, name string) (err error) {
 	case fieldMedium:
 		f.medium, err = r.optStr()
 	case fieldLoRAName:
-		f.loraName, err = r.optStr()
+		err = r.loraOrMetadata(f)
+	case fieldMetadata:
+		f.cacheSalt, err = r.metadata()
+	case fieldExtraKeys:
+		f.extraKeys, err = r.extraKeys()
+	case fieldGroupIdx:
+		f.groupIdx, err = r.groupIdx()
+	case fieldSpecKind:
+		f.specKind, err = r.optStr()
 	default:
 		err = r.skip()
 	}
@@ -151,9 +164,10 @@ func (f *eventFields) build(tag string) Event {
 	switch tag {
 	case TagBlockStored:
 		return BlockStored{BlockHashes: f.hashes, Parent: f.parent, TokenIDs: f.tokens,
-			BlockSize: f.blockSize, LoRAID: f.loraID, Medium: f.medium, LoRAName: f.loraName}
+			BlockSize: f.blockSize, LoRAID: f.loraID, Medium: f.medium, LoRAName: f.loraName,
+			ExtraKeys: f.extraKeys, CacheSalt: f.cacheSalt, GroupIdx: f.groupIdx, SpecKind: f.specKind}
 	case TagBlockRemoved:
-		return BlockRemoved{BlockHashes: f.hashes, Medium: f.medium}
+		return BlockRemoved{BlockHashes: f.hashes, Medium: f.medium, GroupIdx: f.groupIdx}
 	case TagAllBlocksCleared:
 		return AllBlocksCleared{}
 	}

@@ -2,6 +2,7 @@ package kvevents
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -20,6 +21,11 @@ const (
 	fieldLoRAID     = "lora_id"
 	fieldMedium     = "medium"
 	fieldLoRAName   = "lora_name"
+	fieldExtraKeys  = "extra_keys"
+	fieldGroupIdx   = "group_idx"
+	fieldSpecKind   = "kv_cache_spec_kind"
+	fieldMetadata   = "metadata"
+	fieldCacheSalt  = "cache_salt"
 	maxEncodeEvents = 1 << 24
 )
 
@@ -28,15 +34,30 @@ const (
 // omitted when unset, required nullable ones are written as nil. Hashes are
 // written as unsigned integers. It returns an error for nil or foreign events.
 func Encode(b Batch, enc Encoding) ([]byte, error) {
+	return EncodeWith(b, EncodeOptions{Encoding: enc})
+}
+
+// EncodeOptions selects a wire dialect for EncodeWith.
+type EncodeOptions struct {
+	Encoding Encoding
+	// BytesHashes writes block hashes as 32-byte strings (the hash in the last
+	// 8 bytes, big-endian), as vLLM does with its sha256 hashers and CPU offload.
+	BytesHashes bool
+}
+
+// EncodeWith is Encode with the dialect's details chosen by o.
+func EncodeWith(b Batch, o EncodeOptions) ([]byte, error) {
 	var buf bytes.Buffer
-	w := &writer{e: msgpack.NewEncoder(&buf)}
-	switch enc {
+	w := &writer{e: msgpack.NewEncoder(&buf), bytesHashes: o.BytesHashes}
+	switch o.Encoding {
 	case EncodingArray:
-		w.batchArray(b)
+		w.batchArray(b, w.eventArray)
 	case EncodingMap:
 		w.batchMap(b)
+	case EncodingMixed:
+		w.batchArray(b, w.eventMap)
 	default:
-		return nil, fmt.Errorf("kvevents: encode: unknown encoding %d", enc)
+		return nil, fmt.Errorf("kvevents: encode: unknown encoding %d", o.Encoding)
 	}
 	if w.err != nil {
 		return nil, fmt.Errorf("kvevents: encode: %w", w.err)
@@ -47,8 +68,9 @@ func Encode(b Batch, enc Encoding) ([]byte, error) {
 // writer wraps the msgpack encoder with a sticky error so the layout code
 // reads as a flat list of fields.
 type writer struct {
-	e   *msgpack.Encoder
-	err error
+	e           *msgpack.Encoder
+	err         error
+	bytesHashes bool
 }
 
 func (w *writer) do(err error) {
@@ -85,14 +107,24 @@ func (w *writer) optHash(p *uint64) {
 		w.do(w.e.EncodeNil())
 		return
 	}
-	w.uint(*p)
+	w.hash(*p)
 }
 
 func (w *writer) hashes(hs []uint64) {
 	w.arrayLen(len(hs))
 	for _, h := range hs {
-		w.uint(h)
+		w.hash(h)
 	}
+}
+
+func (w *writer) hash(h uint64) {
+	if !w.bytesHashes {
+		w.uint(h)
+		return
+	}
+	var b [32]byte
+	binary.BigEndian.PutUint64(b[24:], h)
+	w.do(w.e.EncodeBytes(b[:]))
 }
 
 func (w *writer) tokens(ts []uint32) {
@@ -102,14 +134,14 @@ func (w *writer) tokens(ts []uint32) {
 	}
 }
 
-func (w *writer) batchArray(b Batch) {
+func (w *writer) batchArray(b Batch, event func(Event)) {
 	n := 2
 	if b.DPRank != nil {
 		n = 3
 	}
 	w.arrayLen(n)
 	w.do(w.e.EncodeFloat64(b.TS))
-	w.events(b.Events, w.eventArray)
+	w.events(b.Events, event)
 	if b.DPRank != nil {
 		w.int(*b.DPRank)
 	}

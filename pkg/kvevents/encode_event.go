@@ -9,24 +9,54 @@ func (w *writer) eventArray(e Event) {
 	}
 	switch v := e.(type) {
 	case BlockStored:
-		n := 7
-		if v.LoRAName != "" {
-			n = 8 // lora_name defaults to None, so msgspec omits it when unset
+		w.storedArray(v)
+	case BlockRemoved:
+		n := 3
+		if v.GroupIdx != 0 {
+			n = 4
 		}
 		w.arrayLen(n)
-		w.str(TagBlockStored)
-		w.storedFields(v)
-		if v.LoRAName != "" {
-			w.str(v.LoRAName)
-		}
-	case BlockRemoved:
-		w.arrayLen(3)
 		w.str(TagBlockRemoved)
 		w.hashes(v.BlockHashes)
 		w.optStr(v.Medium)
+		if v.GroupIdx != 0 {
+			w.int(v.GroupIdx)
+		}
 	case AllBlocksCleared:
 		w.arrayLen(1)
 		w.str(TagAllBlocksCleared)
+	}
+}
+
+// storedArray writes BlockStored positionally. A cache salt makes it SGLang's
+// salted form (8th element a metadata map); otherwise trailing fields left at
+// their defaults are omitted, as msgspec does.
+func (w *writer) storedArray(v BlockStored) {
+	if v.CacheSalt != "" {
+		w.arrayLen(8)
+		w.str(TagBlockStored)
+		w.storedFields(v)
+		w.saltMap(v.CacheSalt)
+		return
+	}
+	n := 7
+	switch {
+	case v.SpecKind != "":
+		n = 11
+	case v.GroupIdx != 0:
+		n = 10
+	case v.ExtraKeys != nil:
+		n = 9
+	case v.LoRAName != "":
+		n = 8
+	}
+	w.arrayLen(n)
+	w.str(TagBlockStored)
+	w.storedFields(v)
+	tail := []func(){func() { w.optStr(v.LoRAName) }, func() { w.extraKeys(v.ExtraKeys) },
+		func() { w.int(v.GroupIdx) }, func() { w.optStr(v.SpecKind) }}
+	for _, f := range tail[:n-7] {
+		f()
 	}
 }
 
@@ -40,6 +70,32 @@ func (w *writer) storedFields(v BlockStored) {
 	w.optStr(v.Medium)
 }
 
+// saltMap writes SGLang's BlockStored metadata.
+func (w *writer) saltMap(salt string) {
+	w.mapLen(1)
+	w.str(fieldCacheSalt)
+	w.str(salt)
+}
+
+// extraKeys writes one entry per block: nil for 0, else the one-element tuple
+// [digest] (an engine's real keys are salts and multimodal hashes; any value
+// stands for them since the picker only compares digests).
+func (w *writer) extraKeys(ks []uint64) {
+	if ks == nil {
+		w.do(w.e.EncodeNil())
+		return
+	}
+	w.arrayLen(len(ks))
+	for _, k := range ks {
+		if k == 0 {
+			w.do(w.e.EncodeNil())
+			continue
+		}
+		w.arrayLen(1)
+		w.uint(k)
+	}
+}
+
 // eventMap writes e as a msgspec map tagged by "type".
 func (w *writer) eventMap(e Event) {
 	e, err := deref(e)
@@ -51,13 +107,21 @@ func (w *writer) eventMap(e Event) {
 	case BlockStored:
 		w.storedMap(v)
 	case BlockRemoved:
-		w.mapLen(3)
+		n := 3
+		if v.GroupIdx != 0 {
+			n = 4
+		}
+		w.mapLen(n)
 		w.str(fieldType)
 		w.str(TagBlockRemoved)
 		w.str(fieldHashes)
 		w.hashes(v.BlockHashes)
 		w.str(fieldMedium)
 		w.optStr(v.Medium)
+		if v.GroupIdx != 0 {
+			w.str(fieldGroupIdx)
+			w.int(v.GroupIdx)
+		}
 	case AllBlocksCleared:
 		w.mapLen(1)
 		w.str(fieldType)
@@ -65,10 +129,25 @@ func (w *writer) eventMap(e Event) {
 	}
 }
 
+// storedMap writes BlockStored as current vLLM does: lora_name always (nil
+// when unset), extra_keys, group_idx and kv_cache_spec_kind only when set,
+// and SGLang's metadata map when there is a cache salt.
 func (w *writer) storedMap(v BlockStored) {
-	n := 7
-	if v.LoRAName != "" {
-		n = 8
+	opt := []struct {
+		on    bool
+		key   string
+		write func()
+	}{
+		{v.ExtraKeys != nil, fieldExtraKeys, func() { w.extraKeys(v.ExtraKeys) }},
+		{v.GroupIdx != 0, fieldGroupIdx, func() { w.int(v.GroupIdx) }},
+		{v.SpecKind != "", fieldSpecKind, func() { w.str(v.SpecKind) }},
+		{v.CacheSalt != "", fieldMetadata, func() { w.saltMap(v.CacheSalt) }},
+	}
+	n := 8
+	for _, o := range opt {
+		if o.on {
+			n++
+		}
 	}
 	w.mapLen(n)
 	w.str(fieldType)
@@ -85,8 +164,12 @@ func (w *writer) storedMap(v BlockStored) {
 	w.optInt(v.LoRAID)
 	w.str(fieldMedium)
 	w.optStr(v.Medium)
-	if v.LoRAName != "" {
-		w.str(fieldLoRAName)
-		w.str(v.LoRAName)
+	w.str(fieldLoRAName)
+	w.optStr(v.LoRAName)
+	for _, o := range opt {
+		if o.on {
+			w.str(o.key)
+			o.write()
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // label lookups.
 type metrics struct {
 	batches, gaps, missed, replayed, decodeErrors prometheus.Counter
-	stored, removed, cleared, unknown             prometheus.Counter
+	stored, removed, cleared, unknown, invalid    prometheus.Counter
 	connected                                     prometheus.Gauge
 }
 
@@ -25,6 +25,7 @@ func newMetrics(ep string) metrics {
 		removed:      ev(TagBlockRemoved),
 		cleared:      ev(TagAllBlocksCleared),
 		unknown:      ev("unknown"),
+		invalid:      ev("invalid"),
 		connected:    telemetry.KVEventsConnected.WithLabelValues(ep),
 	}
 }
@@ -46,5 +47,8 @@ func (m metrics) observe(b Batch, replayed bool) {
 	}
 	if b.Skipped > 0 {
 		m.unknown.Add(float64(b.Skipped))
+	}
+	if b.Invalid > 0 {
+		m.invalid.Add(float64(b.Invalid))
 	}
 }

@@ -29,6 +29,8 @@ type PublisherOptions struct {
 	Topic string
 	// Encoding of the msgpack payload.
 	Encoding Encoding
+	// BytesHashes writes block hashes as bytes (see EncodeOptions).
+	BytesHashes bool
 	// BufferSteps is how many batches replay can serve; 0 means DefaultBufferSteps.
 	BufferSteps int
 	// DropFraction is fault injection: this share of batches is not sent after
@@ -90,7 +92,7 @@ func (o PublisherOptions) validate() error {
 	if o.DropFraction < 0 || o.DropFraction >= 1 {
 		errs = append(errs, fmt.Errorf("dropFraction: %v is outside [0, 1)", o.DropFraction))
 	}
-	if o.Encoding != EncodingArray && o.Encoding != EncodingMap {
+	if o.Encoding != EncodingArray && o.Encoding != EncodingMap && o.Encoding != EncodingMixed {
 		errs = append(errs, fmt.Errorf("encoding: unknown value %d", o.Encoding))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -140,7 +142,7 @@ func boundAddr(s zmq4.Socket, configured string) string {
 // sequence number, or an error if encoding or queueing failed (the sequence is
 // then not consumed).
 func (p *Publisher) Publish(b Batch) (uint64, error) {
-	payload, err := Encode(b, p.opts.Encoding)
+	payload, err := EncodeWith(b, EncodeOptions{Encoding: p.opts.Encoding, BytesHashes: p.opts.BytesHashes})
 	if err != nil {
 		return 0, err
 	}

@@ -37,6 +37,12 @@ func malformed(format string, args ...any) error {
 
 func (r *reader) remaining() int { return r.r.Len() }
 
+// offset is the position of the next unread byte in p.
+func (r *reader) offset() int { return len(r.p) - r.r.Len() }
+
+// seek moves to position off of p (within bounds by construction).
+func (r *reader) seek(off int) { _, _ = r.r.Seek(int64(off), io.SeekStart) }
+
 func (r *reader) peek() (byte, error) {
 	c, err := r.d.PeekCode()
 	if err != nil {

@@ -53,6 +53,7 @@ type SubscriberStats struct {
 	DecodeErrors  uint64    // messages with bad frames or payloads
 	Restarts      uint64    // publisher restarts detected (sequence went back)
 	SkippedEvents uint64    // events with unknown tags
+	InvalidEvents uint64    // known events dropped for a malformed field (their batch was applied)
 	LastSeq       uint64    // last sequence delivered (valid when HaveSeq)
 	HaveSeq       bool      // a sequence has been seen since start
 	LastEventTime time.Time // when the last batch was delivered

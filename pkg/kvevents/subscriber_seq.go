@@ -98,6 +98,9 @@ func (s *Subscriber) deliver(seq uint64, payload []byte, replayed bool) {
 		s.decodeError("bad payload", err, "seq", seq)
 		return
 	}
+	if b.Invalid > 0 {
+		s.log.Info("skipped invalid kv events; the rest of the batch is applied", "seq", seq, "invalid", b.Invalid, "err", b.InvalidErr)
+	}
 	s.h.HandleBatch(s.opts.EndpointKey, b)
 	s.count(b, replayed)
 }
@@ -110,6 +113,7 @@ func (s *Subscriber) count(b Batch, replayed bool) {
 			st.Received++
 		}
 		st.SkippedEvents += uint64(b.Skipped)
+		st.InvalidEvents += uint64(b.Invalid)
 		st.LastEventTime = time.Now()
 	})
 	s.m.observe(b, replayed)

@@ -14,6 +14,11 @@ type Batch struct {
 	DPRank *int
 	// Skipped counts events with an unknown tag that Decode dropped; Encode ignores it.
 	Skipped int
+	// Invalid counts known events Decode dropped because a field was malformed
+	// (the rest of the batch is kept); InvalidErr is the first such error.
+	// Encode ignores both.
+	Invalid    int
+	InvalidErr error
 }
 
 // Event is one KV-cache event. Decode yields the value types BlockStored,
@@ -36,6 +41,20 @@ type BlockStored struct {
 	Medium string
 	// LoRAName is the adapter name; "" for the base model.
 	LoRAName string
+	// ExtraKeys has one entry per block (or is nil): a digest of the engine's
+	// per-block extra_keys (cache salt, multimodal hashes, LoRA), 0 for a block
+	// without any. Blocks with equal tokens but different keys are different
+	// cache entries. Decode fills it from vLLM's extra_keys; Encode writes each
+	// non-zero entry as a one-element tuple [digest].
+	ExtraKeys []uint64
+	// CacheSalt is the prompt's cache salt when the engine states it (SGLang's
+	// metadata {cache_salt}); "" when absent.
+	CacheSalt string
+	// GroupIdx is the KV cache group (hybrid models: full attention, sliding
+	// window, Mamba); 0 when absent.
+	GroupIdx int
+	// SpecKind is vLLM's kv_cache_spec_kind for the group; "" when absent.
+	SpecKind string
 }
 
 // BlockRemoved reports blocks the engine has evicted.
@@ -44,6 +63,8 @@ type BlockRemoved struct {
 	BlockHashes []uint64
 	// Medium is where the blocks lived; "" when absent.
 	Medium string
+	// GroupIdx is the KV cache group the blocks belonged to; 0 when absent.
+	GroupIdx int
 }
 
 // AllBlocksCleared reports that the engine dropped its whole prefix cache.
@@ -82,6 +103,9 @@ const (
 	EncodingArray Encoding = iota
 	// EncodingMap is msgspec maps, events tagged by a "type" key (newer vLLM).
 	EncodingMap
+	// EncodingMixed is a positional batch holding map events: vLLM v0.2x,
+	// whose EventBatch is array_like while its events are not.
+	EncodingMixed
 )
 
 // String names the encoding as configuration spells it.
@@ -91,6 +115,8 @@ func (e Encoding) String() string {
 		return "array"
 	case EncodingMap:
 		return "map"
+	case EncodingMixed:
+		return "mixed"
 	}
 	return "unknown"
 }

@@ -51,13 +51,12 @@ func (f *Feed) HandleBatch(endpointKey string, b kvevents.Batch) {
 	for _, ev := range b.Events {
 		switch e := ev.(type) {
 		case kvevents.BlockStored:
-			seed := kvindex.Seed(model, e.LoRAName, "")
-			err := f.o.Index.ApplyStored(endpointKey, seed, e.Parent, e.BlockHashes, e.TokenIDs, e.BlockSize, now)
+			err := f.o.Index.ApplyStoredBlocks(endpointKey, storedOf(e, model), now)
 			if err != nil && !errors.Is(err, kvindex.ErrUnknownParent) {
 				f.o.Log.V(1).Info("kv event rejected", "endpoint", endpointKey, "err", err.Error())
 			}
 		case kvevents.BlockRemoved:
-			f.o.Index.ApplyRemoved(endpointKey, e.BlockHashes)
+			f.o.Index.ApplyRemovedBlocks(endpointKey, e.GroupIdx, kvindex.TierOf(e.Medium), e.BlockHashes)
 		case kvevents.AllBlocksCleared:
 			f.o.Index.ApplyCleared(endpointKey)
 		}
@@ -73,4 +72,13 @@ func (f *Feed) endpointModel(key string) string {
 		return e.Models[0]
 	}
 	return ""
+}
+
+// storedOf maps a BlockStored onto the index: the cache salt SGLang states
+// is folded into the seed as requests fold theirs; group, tier and extra keys
+// keep their blocks apart.
+func storedOf(e kvevents.BlockStored, model string) kvindex.Stored {
+	return kvindex.Stored{Seed: kvindex.Seed(model, e.LoRAName, e.CacheSalt), Parent: e.Parent,
+		EngineHashes: e.BlockHashes, Tokens: e.TokenIDs, BlockSize: e.BlockSize, ExtraKeys: e.ExtraKeys,
+		Group: e.GroupIdx, Tier: kvindex.TierOf(e.Medium)}
 }

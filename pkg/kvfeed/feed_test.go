@@ -93,3 +93,17 @@ func TestFeedAppliesEvents(t *testing.T) {
 		}
 	}
 }
+
+// An SGLang salted store is held under the salt, as a request carrying the
+// same cache_salt hashes it; the same tokens unsalted do not match.
+func TestStoredOfFoldsTheSalt(t *testing.T) {
+	tokens := []uint32{1, 2, 3, 4}
+	e := kvevents.BlockStored{BlockHashes: []uint64{9}, TokenIDs: tokens, BlockSize: 4, Medium: "CPU_PINNED", CacheSalt: "s"}
+	s := storedOf(e, "m")
+	if s.Seed != kvindex.Seed("m", "", "s") || s.Seed == kvindex.Seed("m", "", "") {
+		t.Fatalf("seed %x does not fold the salt", s.Seed)
+	}
+	if s.Tier != kvindex.TierHost {
+		t.Fatalf("tier %v, want host", s.Tier)
+	}
+}

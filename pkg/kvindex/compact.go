@@ -21,8 +21,12 @@ func (ep *endpoint) compact() {
 		ep.recs = append(ep.recs[:0], ep.recs[ep.rhead:]...)
 		ep.rhead = 0
 	}
-	if len(ep.engine) > 2*ep.blocks.len()+slack {
+	// Several engine hashes may name one live block (an engine restarted with a
+	// new hash seed re-stores the same tokens), so a trim may free little:
+	// trim again only once the map doubled since, keeping the work amortised.
+	if n := ep.engine.len(); n > 2*ep.blocks.len()+slack && n > 2*ep.engineTrimmed {
 		ep.trimEngine()
+		ep.engineTrimmed = ep.engine.len()
 	}
 }
 
@@ -55,10 +59,14 @@ func (ep *endpoint) trimRecs() {
 // trimEngine forgets engine hashes whose block we no longer hold (evicted or
 // expired); a later event naming one as parent then reports ErrUnknownParent.
 func (ep *endpoint) trimEngine() {
-	for eh, own := range ep.engine {
-		if _, ok := ep.blocks.get(own); !ok {
-			delete(ep.engine, eh)
+	var gone []uint64
+	ep.engine.each(func(k uint64, ref engineRef) {
+		if _, ok := ep.blocks.get(entryOf(ref.own, ref.ns)); !ok {
+			gone = append(gone, k)
 		}
+	})
+	for _, k := range gone {
+		ep.engine.del(k)
 	}
 }
 
@@ -67,7 +75,7 @@ func (ep *endpoint) clearAll(s *shards) int {
 	n := ep.blocks.len()
 	ep.blocks.each(func(h, _ uint64) { ep.ops = append(ep.ops, op{h: h, del: true}) })
 	ep.blocks = newTable[uint64](rand.Uint64())
-	ep.engine = make(map[uint64]uint64)
+	ep.engine, ep.engineTrimmed = newTable[engineRef](rand.Uint64()), 0
 	ep.order, ep.recs, ep.rhead, ep.recsTrimmed = newLRU(), nil, 0, 0
 	ep.observed, ep.predicted = 0, 0
 	ep.flush(s)

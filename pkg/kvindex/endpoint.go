@@ -17,7 +17,8 @@ type endpoint struct {
 	name string
 	dead bool // unlinked by RemoveEndpoint; drop further writes
 
-	capacity int // 0: Options.MaxBlocksPerEndpoint
+	capacity int  // 0: Options.MaxBlocksPerEndpoint
+	multiNS  bool // blocks of a tier or KV group other than group 0 on the GPU were stored
 
 	// blocks maps own hash -> index of its node in order; the node holds the
 	// block's touch (a per-endpoint clock value) and observed bit, and order
@@ -30,7 +31,8 @@ type endpoint struct {
 	rhead       int
 	recsTrimmed int // len(recs) after the last trimRecs
 	// engine maps the engine's block hash to our own (observed path).
-	engine map[uint64]uint64
+	engine        table[engineRef] // keyed by engineKey
+	engineTrimmed int              // len(engine) after the last trimEngine
 
 	clock               uint64
 	observed, predicted int
@@ -53,7 +55,7 @@ type expRec struct {
 }
 
 func newEndpoint(name string, id uint32) *endpoint {
-	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: make(map[uint64]uint64)}
+	ep := &endpoint{id: id, name: name, blocks: newTable[uint64](rand.Uint64()), order: newLRU(), engine: newTable[engineRef](rand.Uint64())}
 	ep.nextDue.Store(never)
 	return ep
 }

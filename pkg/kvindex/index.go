@@ -2,7 +2,6 @@ package kvindex
 
 import (
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +57,7 @@ type Index struct {
 	s             *shards
 	reg           *registry
 	unknownParent atomic.Uint64
+	tiered        atomic.Bool // some endpoint holds blocks off group 0's GPU tier
 	// counters of removed endpoints, so Stats totals never go down
 	retiredEvictions, retiredExpired atomic.Uint64
 }
@@ -104,58 +104,19 @@ func (ix *Index) settle(ep *endpoint) {
 	ep.flush(ix.s)
 }
 
-// ApplyStored applies an engine BlockStored event for endpoint. tokens must
-// cover len(engineHashes)*blockSize tokens. It returns ErrUnknownParent (and
-// stores nothing) when parent is not a known engine hash of the endpoint, or
-// an error when tokens are too short.
+// ApplyStored applies an engine BlockStored event for endpoint on the GPU
+// tier of group 0 (see ApplyStoredBlocks). tokens must cover
+// len(engineHashes)*blockSize tokens. It returns ErrUnknownParent (and stores
+// nothing) when parent is not a known engine hash of the endpoint, or an error
+// when tokens are too short.
 func (ix *Index) ApplyStored(endpoint string, seed uint64, parent *uint64, engineHashes []uint64, tokens []uint32, blockSize int, now time.Time) error {
-	n := len(engineHashes)
-	if n == 0 {
-		return nil
-	}
-	if blockSize <= 0 || len(tokens)/n < blockSize { // division: no overflow on wire values
-		return fmt.Errorf("kvindex: stored event for %s: %d tokens for %d blocks of %d", endpoint, len(tokens), n, blockSize)
-	}
-	ep := ix.reg.getOrCreate(endpoint)
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.dead {
-		return nil
-	}
-	start := seed
-	if parent != nil {
-		own, ok := ep.engine[*parent]
-		if !ok {
-			ix.unknownParent.Add(1)
-			return fmt.Errorf("kvindex: stored event for %s, parent %#x: %w", endpoint, *parent, ErrUnknownParent)
-		}
-		start = own
-	}
-	ep.scratch = BlockHashes(ep.scratch[:0], start, tokens[:n*blockSize], blockSize)
-	for i := n - 1; i >= 0; i-- {
-		ep.engine[engineHashes[i]] = ep.scratch[i]
-		ep.upsert(ep.scratch[i], true)
-	}
-	ix.settle(ep)
-	return nil
+	return ix.ApplyStoredBlocks(endpoint, Stored{Seed: seed, Parent: parent, EngineHashes: engineHashes, Tokens: tokens, BlockSize: blockSize}, now)
 }
 
-// ApplyRemoved applies an engine BlockRemoved event; unknown hashes are ignored.
+// ApplyRemoved applies an engine BlockRemoved event on the GPU tier of group
+// 0; unknown hashes are ignored.
 func (ix *Index) ApplyRemoved(endpoint string, engineHashes []uint64) {
-	ep := ix.reg.get(endpoint)
-	if ep == nil {
-		return
-	}
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	for _, eh := range engineHashes {
-		if own, ok := ep.engine[eh]; ok {
-			delete(ep.engine, eh)
-			ep.drop(own)
-		}
-	}
-	ep.compact()
-	ep.flush(ix.s)
+	ix.ApplyRemovedBlocks(endpoint, 0, TierGPU, engineHashes)
 }
 
 // ApplyCleared applies an engine AllBlocksCleared event: the endpoint holds

@@ -52,8 +52,11 @@ func (ix *Index) Stats() Stats {
 
 // limit is the endpoint's effective capacity. Callers hold ep.mu.
 func (ix *Index) limit(ep *endpoint) int {
-	if ep.capacity > 0 {
+	if ep.capacity > 0 && !ep.multiNS {
 		return ep.capacity
 	}
-	return ix.opts.MaxBlocksPerEndpoint
+	// The capacity is the engine's GPU blocks; once the endpoint reports other
+	// tiers or KV groups the view holds more than that (their removals keep it
+	// true), so only the memory bound applies.
+	return max(ep.capacity, ix.opts.MaxBlocksPerEndpoint)
 }

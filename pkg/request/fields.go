@@ -22,6 +22,7 @@ func (p *parser) model() error {
 	if p.s.peek() != '"' {
 		return p.typeErr(1, "model must be a non-empty string")
 	}
+	start := p.s.i
 	v, err := p.s.smallString(nil)
 	if err != nil {
 		return err
@@ -30,6 +31,7 @@ func (p *parser) model() error {
 		return apierr.BadRequest("model must be a non-empty string")
 	}
 	p.req.Model = string(v)
+	p.req.ModelSpan = [2]int{start, p.s.i}
 	return nil
 }
 

@@ -23,10 +23,23 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// apiSuffixes maps the paths of the parsed APIs; a request path matches by
+// suffix, so a gateway prefix (/openai/v1/chat/completions) is the same API.
+var apiSuffixes = [...]struct {
+	suffix string
+	kind   Kind
+}{
+	{"/v1/chat/completions", KindChatCompletions},
+	{"/v1/completions", KindCompletions},
+	{"/v1/responses", KindResponses},
+	{"/v1/embeddings", KindEmbeddings},
+	{"/v1/models", KindModels},
+}
+
 // KindForPath maps a request path (query string ignored, e.g.
-// "/v1/chat/completions?x=1") to a Kind; one trailing slash is tolerated and
-// "/v1/models/<id>" is KindModels. Unknown paths give an *apierr.Error 404
-// naming the path.
+// "/v1/chat/completions?x=1") to a Kind by suffix, so "/openai/v1/completions"
+// is KindCompletions; one trailing slash is tolerated and "/v1/models/<id>" is
+// KindModels. Other paths give an *apierr.Error 404 naming the path.
 func KindForPath(path string) (Kind, error) {
 	p := path
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
@@ -35,19 +48,12 @@ func KindForPath(path string) (Kind, error) {
 	if len(p) > 1 {
 		p = strings.TrimSuffix(p, "/")
 	}
-	switch p {
-	case "/v1/completions":
-		return KindCompletions, nil
-	case "/v1/chat/completions":
-		return KindChatCompletions, nil
-	case "/v1/responses":
-		return KindResponses, nil
-	case "/v1/embeddings":
-		return KindEmbeddings, nil
-	case "/v1/models":
-		return KindModels, nil
+	for _, a := range apiSuffixes {
+		if strings.HasSuffix(p, a.suffix) {
+			return a.kind, nil
+		}
 	}
-	if rest, ok := strings.CutPrefix(p, "/v1/models/"); ok && rest != "" {
+	if i := strings.LastIndex(p, "/v1/models/"); i >= 0 && i+len("/v1/models/") < len(p) {
 		return KindModels, nil
 	}
 	return KindUnknown, apierr.NotFound("unknown path %q", path)

@@ -36,6 +36,8 @@ type Request struct {
 	CacheSalt      string
 	User           string
 	Raw            []byte
+	// ModelSpan is where the model's JSON string (quotes included) sits in Raw, so it can be rewritten in place.
+	ModelSpan [2]int
 }
 
 // Usage is the token accounting an engine reports in a response.

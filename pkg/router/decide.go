@@ -23,7 +23,7 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 	}
 	if len(p.IndexChain) > 0 {
 		start := time.Now()
-		for _, o := range r.deps.Index.Match(p.IndexChain, r.deps.Now(), nil) {
+		for _, o := range r.deps.Index.MatchCredited(p.IndexChain, r.deps.Now(), r.tiers, nil) {
 			if i, ok := snap.Index(o.Endpoint); ok {
 				cands[i].CachedBlocks = o.Blocks * r.stride
 			}
@@ -134,7 +134,7 @@ func (r *Router) publishActive(endpoint string) {
 
 // cachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
 func (r *Router) cachedBlocksOn(p *Prepared, endpoint string) int {
-	for _, o := range r.deps.Index.Match(p.IndexChain, r.deps.Now(), nil) {
+	for _, o := range r.deps.Index.MatchCredited(p.IndexChain, r.deps.Now(), r.tiers, nil) {
 		if o.Endpoint == endpoint {
 			return o.Blocks * r.stride
 		}

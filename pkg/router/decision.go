@@ -112,13 +112,17 @@ func (d *Decision) Done(error) {
 	d.r.publishActive(d.handle.Endpoint())
 }
 
+// workerHeaders are what a Dynamo frontend in direct mode reads: the worker
+// instance id (a u64) and the data-parallel rank under both names it accepts
+// (x-data-parallel-rank is also the name vLLM reads).
 func workerHeaders(c *scheduler.Candidate) []route.HeaderValue {
-	h := []route.HeaderValue{
-		{Key: "x-worker-instance-id", Value: c.Entry.WorkerID},
-		{Key: "x-dynamo-worker-instance-id", Value: c.Entry.WorkerID},
+	var h []route.HeaderValue
+	if c.Entry.WorkerID != "" {
+		h = append(h, route.HeaderValue{Key: "x-worker-instance-id", Value: string(c.Entry.WorkerID)})
 	}
 	if c.Entry.DPRank != nil {
-		h = append(h, route.HeaderValue{Key: "x-dp-rank", Value: strconv.Itoa(*c.Entry.DPRank)})
+		rank := strconv.Itoa(*c.Entry.DPRank)
+		h = append(h, route.HeaderValue{Key: "x-dp-rank", Value: rank}, route.HeaderValue{Key: "x-data-parallel-rank", Value: rank})
 	}
 	return h
 }

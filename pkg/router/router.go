@@ -53,7 +53,8 @@ type Router struct {
 	queue    *admission.Queue[*Prepared] // nil when queueing is off
 	gate     *admission.Gate[*Prepared]  // the queue threshold; nil when queueing is off
 	sessions *sessions
-	stride   int // index every stride-th block (v1alpha1 KV.IndexStride)
+	stride   int                 // index every stride-th block (v1alpha1 KV.IndexStride)
+	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
 }
 
 // New builds a router for a validated, defaulted config.
@@ -72,8 +73,16 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 		d.Tokenizer = t
 	}
+	if cfg.Router.WorkerHeaders {
+		if err := endpoints.RequireWorkerIDs(d.Set.Snapshot()); err != nil {
+			return nil, fmt.Errorf("router.workerHeaders: every endpoint needs a numeric workerId (Dynamo's worker instance id):\n%w", err)
+		}
+	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration),
 		stride: cfg.KV.IndexStride()}
+	if cfg.KV.Observation != v1.ObservePredicted && cfg.KV.HostHitWeight != nil && cfg.KV.DiskHitWeight != nil {
+		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
+	}
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)

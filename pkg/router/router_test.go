@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +41,7 @@ func (f *fixture) clock() time.Time {
 	return f.now
 }
 
-func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
+func newFixture(t testing.TB, n int, mut func(*v1.Config), epMut ...func(int, *endpoints.Endpoint)) *fixture {
 	t.Helper()
 	cfg := &v1.Config{} // defaults after the caller's settings, as a config file gets them
 	cfg.Router.Seed = 1
@@ -56,6 +57,9 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config)) *fixture {
 	for i := 0; i < n; i++ {
 		eps = append(eps, endpoints.Endpoint{Address: fmt.Sprintf("10.0.0.%d", i+1), Port: 8000, Models: []string{"m"},
 			LoRAAdapters: []string{"sql"}, Capacity: endpoints.Capacity{TotalBlocks: 100000, MaxBatchedTokens: 8192}})
+		for _, m := range epMut {
+			m(i, &eps[i])
+		}
 	}
 	if err := f.set.Replace(eps); err != nil {
 		t.Fatal(err)
@@ -237,15 +241,36 @@ func TestServedMovesAccountingAndSessionsPin(t *testing.T) {
 }
 
 func TestWorkerHeadersAndBodylessRequests(t *testing.T) {
-	f := newFixture(t, 2, func(c *v1.Config) { c.Router.WorkerHeaders = true })
+	f := newFixture(t, 2, func(c *v1.Config) { c.Router.WorkerHeaders = true }, func(i int, e *endpoints.Endpoint) {
+		e.WorkerID = endpoints.WorkerID(fmt.Sprint(7587889712345678900 + i))
+		rank := i + 2
+		e.DPRank = &rank
+	})
 	d, err := f.route(context.Background(), &route.Input{Path: "/v1/models", Headers: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := d.Headers(); len(h) < 2 || h[0].Key != "x-worker-instance-id" || h[0].Value == "" {
-		t.Fatalf("worker headers %v", h)
+	i := int(d.Endpoints()[0][len("10.0.0.")] - '1')
+	want := []route.HeaderValue{{Key: "x-worker-instance-id", Value: fmt.Sprint(7587889712345678900 + i)},
+		{Key: "x-dp-rank", Value: fmt.Sprint(i + 2)}, {Key: "x-data-parallel-rank", Value: fmt.Sprint(i + 2)}}
+	if h := d.Headers(); !reflect.DeepEqual(h, want) {
+		t.Fatalf("worker headers %v, want %v", h, want)
 	}
 	d.Done(nil)
+}
+
+// router.workerHeaders with an endpoint lacking a numeric id stops start-up.
+func TestWorkerHeadersNeedNumericIDs(t *testing.T) {
+	cfg := v1.Default()
+	cfg.Router.WorkerHeaders = true
+	set := endpoints.NewSet()
+	if err := set.Replace([]endpoints.Endpoint{{Address: "10.0.0.1", Port: 8000, WorkerID: "1"}, {Address: "10.0.0.2", Port: 8000}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(cfg, Deps{Set: set, Index: kvindex.New(kvindex.Options{}), Active: activework.New(time.Minute, nil), Log: logr.Discard()})
+	if err == nil || !strings.Contains(err.Error(), "10.0.0.2:8000") || !strings.Contains(err.Error(), "workerId") {
+		t.Fatalf("New = %v, want a refusal naming 10.0.0.2:8000", err)
+	}
 }
 
 func TestObservedEventsDriveMatches(t *testing.T) {

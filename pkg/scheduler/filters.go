@@ -1,8 +1,12 @@
 package scheduler
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kvpick/kvpick/pkg/apierr"
 )
@@ -65,11 +69,41 @@ func (subsetFilter) Filter(r *Request, in []Candidate) ([]Candidate, error) {
 	if !r.SubsetPresent {
 		return in, nil
 	}
-	out := keep(in, func(c *Candidate) bool { return slices.Contains(r.Subset, c.Key()) })
+	ports := poolPorts(in)
+	out := keep(in, func(c *Candidate) bool { return inSubset(r.Subset, c, ports) })
 	if len(out) == 0 {
 		return nil, apierr.Unavailable("no eligible endpoint in the subset hint %v", r.Subset)
 	}
 	return out, nil
+}
+
+// poolPorts are the ports the pool's endpoints listen on (its target ports).
+func poolPorts(in []Candidate) map[string]bool {
+	ports := make(map[string]bool, 2)
+	for i := range in {
+		ports[strconv.Itoa(in[i].Entry.Port)] = true
+	}
+	return ports
+}
+
+// inSubset reports whether a hint entry names c: its ip:port exactly, or, as
+// the reference picker matches hints, its IP when the entry's port is none of
+// the pool's target ports (a hint built from another port of the pod, or an
+// IP without a port).
+func inSubset(subset []string, c *Candidate, ports map[string]bool) bool {
+	if slices.Contains(subset, c.Key()) {
+		return true
+	}
+	for _, e := range subset {
+		host, port, err := net.SplitHostPort(e)
+		if err != nil {
+			host, port = e, ""
+		}
+		if host == c.Entry.Address && !ports[port] {
+			return true
+		}
+	}
+	return false
 }
 
 type healthFilter struct{}
@@ -78,9 +112,26 @@ func (healthFilter) Name() string { return "health" }
 func (healthFilter) Filter(_ *Request, in []Candidate) ([]Candidate, error) {
 	out := keep(in, func(c *Candidate) bool { return !c.Load.Excluded })
 	if len(out) == 0 && len(in) > 0 {
-		return nil, apierr.Unavailable("no healthy endpoint: all %d eligible endpoints are failing metric scrapes", len(in))
+		return nil, apierr.Unavailable("all %d eligible endpoints excluded (failing metric scrapes): %s", len(in), exclusionCauses(in))
 	}
 	return out, nil
+}
+
+// exclusionCauses names why the first few excluded endpoints were excluded,
+// so a 503 says what to fix (a wrong metrics path, an unreachable pod).
+func exclusionCauses(in []Candidate) string {
+	const shown = 3
+	var b strings.Builder
+	for i := range in[:min(len(in), shown)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "scrape %s: %s", in[i].Key(), in[i].Load.Reason)
+	}
+	if len(in) > shown {
+		fmt.Fprintf(&b, "; and %d more", len(in)-shown)
+	}
+	return b.String()
 }
 
 type busyFilter struct{ b Busy }

@@ -121,13 +121,16 @@ func TestFiltersAndErrors(t *testing.T) {
 		{name: "empty subset", specs: []cand{{}}, req: Request{SubsetPresent: true}, wantStatus: 503, wantMsg: "subset"},
 		{name: "subset none match", specs: []cand{{}}, req: Request{SubsetPresent: true, Subset: []string{"1.1.1.1:1"}}, wantStatus: 503},
 		{name: "subset partial", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.2:8000", "9.9.9.9:1"}}, wantKeys: []string{"10.0.0.2:8000"}},
+		{name: "subset by IP when the port is not a pool port", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.3:9090"}}, wantKeys: []string{"10.0.0.3:8000"}},
+		{name: "subset IP without port", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.1"}}, wantKeys: []string{"10.0.0.1:8000"}},
 		{name: "all busy by decode", specs: []cand{decodeFull, decodeFull}, wantStatus: 503, wantType: apierr.TypeOverloaded, wantMsg: "all eligible endpoints are overloaded"},
 		{name: "busy excluded", specs: []cand{decodeFull, {}}, wantKeys: []string{"10.0.0.2:8000"}},
 		{name: "prefill frac", specs: []cand{{active: activework.Counts{PrefillTokens: 5000}}, {active: activework.Counts{PrefillTokens: 4000}}},
 			mut: func(r *v1.Router) { f := 0.5; r.Busy.ActivePrefillTokensFrac = &f }, wantKeys: []string{"10.0.0.2:8000"}},
 		{name: "prefill abs", specs: []cand{{active: activework.Counts{PrefillTokens: 101}}, {active: activework.Counts{PrefillTokens: 100}}},
 			mut: func(r *v1.Router) { n := 100; r.Busy.ActivePrefillTokens = &n }, wantKeys: []string{"10.0.0.2:8000"}},
-		{name: "unhealthy", specs: []cand{{load: endpoints.Load{Excluded: true}}}, wantStatus: 503, wantMsg: "no healthy endpoint"},
+		{name: "unhealthy", specs: []cand{{load: endpoints.Load{Excluded: true, Reason: "parse: /metrics: bad"}}}, wantStatus: 503,
+			wantMsg: "all 1 eligible endpoints excluded (failing metric scrapes): scrape 10.0.0.1:8000: parse: /metrics: bad"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

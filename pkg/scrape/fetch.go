@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -49,7 +50,21 @@ func (s *Scraper) fetch(ctx context.Context, t Target) (Sample, error) {
 		return Sample{}, &scrapeError{telemetry.ScrapeReasonHTTPStatus,
 			fmt.Errorf("GET %s: HTTP %d", t.URL, resp.StatusCode)}
 	}
-	return parseBody(t.Engine, resp.Body)
+	sample, err := parseBody(t.Engine, resp.Body)
+	if err != nil && reasonOf(err) == telemetry.ScrapeReasonParse {
+		err = &scrapeError{telemetry.ScrapeReasonParse, fmt.Errorf("%s%s", req.URL.Path, describeParse(err, resp.Header.Get("Content-Type")))}
+	}
+	return sample, err
+}
+
+// describeParse adds what a page that is not Prometheus text most likely is:
+// trtllm-serve answers /metrics with JSON iteration stats.
+func describeParse(err error, contentType string) string {
+	msg := ": " + errors.Unwrap(err).Error()
+	if strings.Contains(contentType, "json") {
+		msg += " (the page is JSON, not Prometheus text: trtllm-serve serves its metrics at /prometheus/metrics)"
+	}
+	return msg
 }
 
 // parseBody parses a bounded body, telling read failures (timeout, reset)

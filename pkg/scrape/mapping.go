@@ -40,9 +40,12 @@ var sglangMapping = &mapping{
 		"sglang:num_queue_reqs":   waiting,
 		"sglang:num_running_reqs": running,
 		"sglang:token_usage":      kvUsage,
+		// up to v0.5.11 an info metric; from v0.5.12 plain gauges (one series per rank: max)
 		"sglang:cache_config_info": func(a *accum, ls labelSet, _ float64) {
 			a.capacityFromLabels(ls, "page_size", "num_pages")
 		},
+		"sglang:page_size": blockSize,
+		"sglang:num_pages": totalBlocks,
 	},
 	waitingName: "sglang:num_queue_reqs",
 	runningName: "sglang:num_running_reqs",

@@ -45,6 +45,9 @@ func TestParseEngines(t *testing.T) {
 		{"sglang", EngineSGLang, "sglang.txt", Sample{
 			Waiting: 2826, Running: 162, KVUsage: 0.28, BlockSize: 1, TotalBlocks: 28000,
 		}},
+		{"sglang v0.5.12 capacity gauges", EngineSGLang, "sglang_v0512.txt", Sample{
+			Waiting: 4, Running: 12, KVUsage: 0.5, BlockSize: 64, TotalBlocks: 65088,
+		}},
 		{"trtllm serve", EngineTRTLLM, "trtllm.txt", Sample{
 			Waiting: 5, Running: 12, KVUsage: 0.61, BlockSize: 32, TotalBlocks: 8192,
 		}},

@@ -216,3 +216,21 @@ func TestScrapeTransitions(t *testing.T) {
 		t.Errorf("transition log lines = %s", got)
 	}
 }
+
+// trtllm-serve answers /metrics with JSON: the failure names the page and
+// where its Prometheus text is, so the 503 that follows says what to fix.
+func TestScrapeJSONPageNamesTheFix(t *testing.T) {
+	srv, _ := server(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`[{"iter": 1, "kvCacheStats": {"usedNumBlocks": 3}}]`))
+	})
+	tg := target(srv, EngineTRTLLM)
+	sink := &recSink{}
+	start(t, fast, sink, logr.Discard(), tg)
+	st := sink.waitFor(t, "a failure", func(st Status) bool { return st.ConsecutiveFailures >= 1 })
+	for _, want := range []string{"parse: /metrics: ", "is JSON", "/prometheus/metrics"} {
+		if !strings.Contains(st.LastError, want) {
+			t.Errorf("LastError %q lacks %q", st.LastError, want)
+		}
+	}
+}

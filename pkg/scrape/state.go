@@ -48,10 +48,15 @@ func LoadOf(st Status) endpoints.Load {
 }
 
 // Targets are the scrape targets of a candidate set: each endpoint's metrics
-// port and path, with its engine type.
-func Targets(s *endpoints.Snapshot, path string) []Target {
+// port and path (its own metricsPath, else pathFor its engine type, as
+// trtllm-serve keeps Prometheus text off /metrics), with its engine type.
+func Targets(s *endpoints.Snapshot, pathFor func(engine string) string) []Target {
 	ts := make([]Target, 0, len(s.List))
 	for _, e := range s.List {
+		path := e.MetricsPath
+		if path == "" {
+			path = pathFor(e.Engine)
+		}
 		url := "http://" + net.JoinHostPort(e.Address, strconv.Itoa(e.MetricsPort)) + path
 		ts = append(ts, Target{Key: e.Key(), URL: url, Engine: Engine(e.Engine)})
 	}

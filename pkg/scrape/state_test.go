@@ -81,13 +81,22 @@ func TestStateSinkCapacity(t *testing.T) {
 
 func TestTargets(t *testing.T) {
 	set := endpoints.NewSet()
-	eps := []endpoints.Endpoint{{Address: "10.0.0.1", Port: 8000, MetricsPort: 9000, Engine: "sglang"}, {Address: "::1", Port: 8000, MetricsPort: 8000}}
+	eps := []endpoints.Endpoint{{Address: "10.0.0.1", Port: 8000, MetricsPort: 9000, Engine: "sglang"}, {Address: "::1", Port: 8000, MetricsPort: 8000},
+		{Address: "10.0.0.2", Port: 8000, MetricsPort: 8000, Engine: "trtllm"}, {Address: "10.0.0.3", Port: 8000, MetricsPort: 8000, Engine: "trtllm", MetricsPath: "/own"}}
 	if err := set.Replace(eps); err != nil {
 		t.Fatal(err)
 	}
-	got := Targets(set.Snapshot(), "/metrics")
+	pathFor := func(engine string) string {
+		if engine == "trtllm" {
+			return "/prometheus/metrics"
+		}
+		return "/metrics"
+	}
+	got := Targets(set.Snapshot(), pathFor)
 	want := []Target{{Key: "10.0.0.1:8000", URL: "http://10.0.0.1:9000/metrics", Engine: "sglang"},
-		{Key: "[::1]:8000", URL: "http://[::1]:8000/metrics", Engine: Engine(set.Snapshot().List[1].Engine)}}
+		{Key: "10.0.0.2:8000", URL: "http://10.0.0.2:8000/prometheus/metrics", Engine: "trtllm"},
+		{Key: "10.0.0.3:8000", URL: "http://10.0.0.3:8000/own", Engine: "trtllm"},
+		{Key: "[::1]:8000", URL: "http://[::1]:8000/metrics", Engine: Engine(set.Snapshot().List[3].Engine)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Targets = %+v, want %+v", got, want)
 	}

@@ -11,10 +11,11 @@ var (
 		Help: "KV event batches received from model servers and delivered to the index.",
 	}, []string{"endpoint"}))
 	// KVEventsEvents counts delivered events by type (BlockStored, BlockRemoved,
-	// AllBlocksCleared, unknown).
+	// AllBlocksCleared, unknown, invalid: a known event with a malformed field,
+	// dropped while the rest of its batch is applied).
 	KVEventsEvents = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "kvevents", Name: "events_total",
-		Help: "KV events received, by event type; unknown types are skipped.",
+		Help: "KV events received, by event type; unknown types and invalid events are skipped.",
 	}, []string{"endpoint", "type"}))
 	// KVEventsGaps counts sequence gaps seen on the live stream.
 	KVEventsGaps = must(prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -46,6 +46,7 @@ type Result struct {
 	Headers         map[string]string // all headers the picker set
 	ImmediateBody   []byte
 	BodyEcho        []byte // body returned by the picker (streamed mode)
+	BodyMutation    []byte // body the picker replaced the request's with (buffered mode); nil when unchanged
 	EchoChunkSizes  []int  // sizes of the returned body chunks
 	ClearRouteCache bool
 	// DecisionLatency is what the picker adds to the request's path: from the

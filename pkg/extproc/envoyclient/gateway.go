@@ -103,7 +103,13 @@ func upstreamRequest(ctx context.Context, req Request, res *Result, ep string) (
 	if method == "" {
 		method = http.MethodPost
 	}
-	hreq, err := http.NewRequestWithContext(ctx, method, "http://"+ep+req.Path, bytes.NewReader(req.Body))
+	body := req.Body // the body the picker hands on: echoed (streamed) or replaced (buffered)
+	if res.BodyEcho != nil {
+		body = res.BodyEcho
+	} else if res.BodyMutation != nil {
+		body = res.BodyMutation
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, "http://"+ep+req.Path, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("envoyclient: upstream request: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,11 +97,12 @@ func (st *Stream) readStreamedDecision(req Request) (*Result, error) {
 		return res, err
 	}
 	res.decidedAt = decidedAt
-	return res, st.readEcho(req.Body, res)
+	return res, st.readEcho(req, res)
 }
 
 // readEcho collects the streamed body answers until end_of_stream and checks them against the body sent.
-func (st *Stream) readEcho(body []byte, res *Result) error {
+func (st *Stream) readEcho(req Request, res *Result) error {
+	body := req.Body
 	res.BodyEcho = make([]byte, 0, len(body))
 	for {
 		msg, err := st.recv()
@@ -120,8 +122,18 @@ func (st *Stream) readEcho(body []byte, res *Result) error {
 			break
 		}
 	}
-	if !bytes.Equal(res.BodyEcho, body) {
-		return invariant("body echo differs: sent %d bytes, got %d back", len(body), len(res.BodyEcho))
+	return checkEcho(req, res)
+}
+
+// checkEcho holds the picker to returning the body it was sent, unless the request asked for a model rewrite;
+// a content-length it sets must match what it returned.
+func checkEcho(req Request, res *Result) error {
+	if cl, ok := res.Headers["content-length"]; ok && cl != strconv.Itoa(len(res.BodyEcho)) {
+		return invariant("content-length %s but %d body bytes returned", cl, len(res.BodyEcho))
+	}
+	rewrite := req.Headers["x-llm-d-model-name-rewrite"] != "" || req.Headers["x-gateway-model-name-rewrite"] != ""
+	if !bytes.Equal(res.BodyEcho, req.Body) && !rewrite {
+		return invariant("body echo differs: sent %d bytes, got %d back", len(req.Body), len(res.BodyEcho))
 	}
 	return nil
 }
@@ -162,6 +174,7 @@ func (st *Stream) routeBuffered(req Request) (*Result, error) {
 	res, err := decisionResult(msg.GetRequestBody().GetResponse(), msg.GetDynamicMetadata())
 	if res != nil {
 		res.DecisionLatency = decided
+		res.BodyMutation = msg.GetRequestBody().GetResponse().GetBodyMutation().GetBody()
 	}
 	return res, err
 }
