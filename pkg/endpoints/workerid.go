@@ -33,6 +33,13 @@ func (w *WorkerID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalText takes the id as the file spells it, quoted or not: a YAML
+// number is kept digit for digit (no float rounding past 2^53).
+func (w *WorkerID) UnmarshalText(b []byte) error {
+	*w = WorkerID(bytes.TrimSpace(b))
+	return nil
+}
+
 // Validate reports an id that is set but not an unsigned 64-bit integer.
 func (w WorkerID) Validate() error {
 	if w == "" {
