@@ -17,13 +17,14 @@ const (
 	PolicyKVObserved  = "kv-observed" // kv mode, KV events
 	PolicyKVQueue     = "kv+queue"    // kv mode with queue admission
 	PolicyGAIE        = "gaie-default"
-	PolicySGLang      = "sglang-cache-aware"
+	PolicySGLang      = "sglang-cache-aware"     // current launcher defaults
+	PolicySGLangV04   = "sglang-cache-aware-v04" // the earlier defaults
 	PolicyLeastQueue  = "least-queue"
 )
 
 // PolicyNames lists every standard policy in table order.
 var PolicyNames = []string{PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo, PolicyKV,
-	PolicyKVObserved, PolicyKVQueue, PolicyGAIE, PolicySGLang, PolicyLeastQueue}
+	PolicyKVObserved, PolicyKVQueue, PolicyGAIE, PolicySGLang, PolicySGLangV04, PolicyLeastQueue}
 
 // Options tune the standard policies.
 type Options struct {
@@ -75,12 +76,13 @@ func standard(name string, o Options) (Spec, bool) {
 		t := o.QueueThreshold
 		return kv(func(c *v1.Config) { c.Admission.QueueThreshold = &t }), true
 	case PolicyGAIE:
-		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 2},
-			v1.WeightedName{Name: v1.ScorerKVUtilization, Weight: 2}, v1.WeightedName{Name: v1.ScorerKVOverlap, Weight: 3}), true
+		return GAIEDefault(name, GAIEOptions{}), true
 	case PolicyLeastQueue:
 		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 1}), true
 	case PolicySGLang:
 		return SGLangCacheAware(name, SGLangOptions{}), true
+	case PolicySGLangV04:
+		return SGLangCacheAware(name, SGLangV04Options()), true
 	}
 	return Spec{}, false
 }
