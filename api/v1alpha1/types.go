@@ -108,9 +108,26 @@ type Router struct {
 	Profile *Profile `json:"profile,omitempty"`
 }
 
-// KVCost weighs the kv mode's cost model:
+// KVCost configures the kv mode's cost model. Model "time" (default) is the
+// predicted time in seconds: the request's time to first token on the
+// endpoint plus decodeWeight times the decode slowdown it and the endpoint's
+// running requests cause each other; model "blocks" is Dynamo's formula,
 // cost = overlapWeight*prefillTokens/blockSize + decodeBlocks + activeRequestWeight*activeRequests.
 type KVCost struct {
+	// Model is "time" (default) or "blocks" (Dynamo's exact behaviour).
+	Model string `json:"model"`
+	// DecodeWeight scales the time model's decode term (default 0.1, which
+	// the TTFT-focused benchmarks favour). Higher spreads decode load (ITL,
+	// end-to-end latency) at the cost of cache affinity (TTFT).
+	DecodeWeight *float64 `json:"decodeWeight,omitempty"`
+	// BalanceBound keeps cache affinity from making a hot spot, in either
+	// model: an endpoint whose predicted TTFT exceeds the pool's best by more
+	// than this is chosen only when nothing else is left (default 1s; "0s"
+	// disables). Lower evens TTFT tails at the cost of prefix reuse.
+	BalanceBound *Duration `json:"balanceBound,omitempty"`
+	// Rates are the engine rates the time model starts from per endpoint,
+	// before it learns each endpoint's own from what it observes.
+	Rates CostRates `json:"rates"`
 	// OverlapWeight scales the prefill term (default 1.0). Higher favours
 	// cache hits (TTFT); lower favours spreading decode load (ITL).
 	OverlapWeight *float64 `json:"overlapWeight,omitempty"`
@@ -123,10 +140,13 @@ type KVCost struct {
 	ActiveRequestWeight *float64 `json:"activeRequestWeight,omitempty"`
 }
 
-// Busy thresholds exclude overloaded endpoints in every mode. Nil disables one.
+// Busy thresholds exclude overloaded endpoints in every mode. They are
+// opt-in (all off by default, as in Dynamo): a burst the engines can queue
+// is routed, not refused. Nil disables one.
 type Busy struct {
-	// ActiveDecodeBlocks excludes an endpoint whose active decode blocks exceed
-	// this fraction of its total KV blocks (default 1.0; needs capacity).
+	// ActiveDecodeBlocks excludes an endpoint whose KV-holding work (blocks of
+	// requests past their first token; one waiting in the engine's queue
+	// holds none) exceeds this fraction of its total KV blocks (needs capacity).
 	ActiveDecodeBlocks *float64 `json:"activeDecodeBlocks,omitempty"`
 	// ActivePrefillTokens excludes an endpoint with more active prefill tokens than this.
 	ActivePrefillTokens *int `json:"activePrefillTokens,omitempty"`

@@ -21,9 +21,11 @@ type Result struct {
 }
 
 // Summary is the table row of a run. Latencies are in seconds. TTFT and E2E
-// percentiles count every request, a refused one as +Inf (a client that got
-// a 429/503 never saw a token); the Served* figures count served requests
-// only and are labelled so wherever they are shown.
+// percentiles count every request, a refused one (429/503, see
+// Record.Refused) as +Inf: its client never saw a token. A request the
+// engine rejects as invalid (400: longer than max_model_len) is rejected
+// by every policy alike and left out. The Served* figures count served
+// requests only and are labelled so wherever they are shown.
 type Summary struct {
 	Policy             string         `json:"policy"`
 	Requests           int            `json:"requests"`
@@ -70,7 +72,9 @@ func summarize(sm *sim) Summary {
 			s.DispatchSpread[r.Endpoint]++
 		}
 		if !r.Completed() {
-			ttft, e2e = append(ttft, math.Inf(1)), append(e2e, math.Inf(1))
+			if r.Refused() {
+				ttft, e2e = append(ttft, math.Inf(1)), append(e2e, math.Inf(1))
+			}
 			s.Rejected++
 			s.RejectedBy[r.Rejected]++
 			over++
@@ -122,6 +126,9 @@ func quantile(xs []float64, q float64) float64 {
 		return xs[len(xs)-1]
 	}
 	if frac := pos - float64(lo); frac > 0 {
+		if math.IsInf(xs[lo+1], 1) {
+			return xs[lo+1] // interpolating toward +Inf is +Inf (and Inf-Inf would be NaN)
+		}
 		return xs[lo] + frac*(xs[lo+1]-xs[lo])
 	}
 	return xs[lo] // no 0*Inf

@@ -268,10 +268,10 @@ func (s *sim) reject(id int, err error) {
 		s.check.fail("request %d ended twice", id)
 		return
 	}
-	rec.Rejected = "error"
+	rec.Rejected, rec.Status = "error", 500
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
-		rec.Rejected = ae.Type
+		rec.Rejected, rec.Status = ae.Type, ae.Status
 	}
 	rec.Finish = s.now
 	s.open--

@@ -30,6 +30,7 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 		}
 		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
 	}
+	r.fillRates(cands)
 	return cands
 }
 
@@ -80,6 +81,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 		d.headers = workerHeaders(primary)
 	}
 	now := r.deps.Now()
+	d.expect = r.expect(p, primary, now)
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.reserved.release(p)
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {

@@ -50,6 +50,7 @@ type Router struct {
 	sessions *sessions
 	events   *eventsWatch
 	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
+	rates    *rates
 }
 
 // New builds a router for a validated, defaulted config.
@@ -73,6 +74,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	if cfg.KV.Observation == v1.ObservePredicted {
 		r.stride = max(cfg.KV.PredictedStride, 1)
 	}
+	r.initRates()
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,

@@ -8,6 +8,7 @@ package scheduler
 
 import (
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/costmodel"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 )
 
@@ -37,6 +38,9 @@ type Candidate struct {
 	Active   activework.Counts
 	// CachedBlocks is how many leading prompt blocks the endpoint holds.
 	CachedBlocks int
+	// Rates are the endpoint's learned engine rates for the time cost model;
+	// zero means the configured ones.
+	Rates costmodel.Rates
 }
 
 // Key is the candidate's "ip:port".
