@@ -38,6 +38,9 @@ type CostRates struct {
 
 func (k *KVCost) setTimeDefaults() {
 	setStr(&k.Model, CostModelTime)
+	if k.PrefillWeight == nil {
+		k.PrefillWeight = ptr(1.0)
+	}
 	if k.DecodeWeight == nil {
 		k.DecodeWeight = ptr(0.1)
 	}
@@ -72,6 +75,7 @@ func (k *KVCost) validateTime(p *problems) {
 		p.add("router.kvCost.model", "must be %q or %q, got %q", CostModelTime, CostModelBlocks, k.Model)
 	}
 	nonNeg(p, "router.kvCost.decodeWeight", k.DecodeWeight)
+	nonNeg(p, "router.kvCost.prefillWeight", k.PrefillWeight)
 	if k.BalanceBound != nil && k.BalanceBound.Duration < 0 {
 		p.add("router.kvCost.balanceBound", "must not be negative, got %v", k.BalanceBound.Duration)
 	}

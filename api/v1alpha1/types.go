@@ -110,12 +110,19 @@ type Router struct {
 
 // KVCost configures the kv mode's cost model. Model "time" (default) is the
 // predicted time in seconds: the request's time to first token on the
-// endpoint plus decodeWeight times the decode slowdown it and the endpoint's
-// running requests cause each other; model "blocks" is Dynamo's formula,
+// endpoint plus prefillWeight times its own prefill time plus decodeWeight
+// times the decode slowdown it and the endpoint's running requests cause
+// each other; model "blocks" is Dynamo's formula,
 // cost = overlapWeight*prefillTokens/blockSize + decodeBlocks + activeRequestWeight*activeRequests.
 type KVCost struct {
 	// Model is "time" (default) or "blocks" (Dynamo's exact behaviour).
 	Model string `json:"model"`
+	// PrefillWeight counts the request's own prefill time once more in the
+	// time model (default 1.0): the GPU time it takes delays every request
+	// that arrives behind it at that endpoint, which its own TTFT misses.
+	// Higher keeps prefixes where they are cached (fewer recomputations);
+	// 0 judges by this request's TTFT alone and moves prefixes more.
+	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
 	// DecodeWeight scales the time model's decode term (default 0.1, which
 	// the TTFT-focused benchmarks favour). Higher spreads decode load (ITL,
 	// end-to-end latency) at the cost of cache affinity (TTFT).

@@ -3,6 +3,7 @@ package fleetsim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
@@ -33,6 +34,12 @@ type Options struct {
 	// OverlapWeight, when positive, overrides router.kvCost.overlapWeight in
 	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
 	OverlapWeight float64
+	// CostModel, DecodeWeight and BalanceBound, when set, override
+	// router.kvCost.model, decodeWeight and balanceBound in the kv policies.
+	CostModel     string
+	DecodeWeight  *float64
+	PrefillWeight *float64
+	BalanceBound  *time.Duration
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -61,6 +68,10 @@ func standard(name string, o Options) (Spec, bool) {
 			c.Router.Mode = v1.ModeKV
 			if w := o.OverlapWeight; w > 0 {
 				c.Router.KVCost.OverlapWeight = &w
+			}
+			c.Router.KVCost.Model, c.Router.KVCost.DecodeWeight, c.Router.KVCost.PrefillWeight = o.CostModel, o.DecodeWeight, o.PrefillWeight
+			if o.BalanceBound != nil {
+				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}
 			mut(c)
 		})

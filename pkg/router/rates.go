@@ -30,7 +30,7 @@ func (r *Router) initRates() {
 		w = *k.DecodeWeight
 	}
 	r.rates = &rates{learner: costmodel.NewLearner(base, alpha, r.deps.Pool, r.deps.Log, r.deps.Now),
-		model: scheduler.TimeCost{Base: base, DecodeWeight: w}}
+		model: scheduler.TimeCost{Base: base, DecodeWeight: w}} // predictions only: weights do not matter
 }
 
 // Learner is the online rate learner (for metrics and tests).

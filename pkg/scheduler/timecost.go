@@ -6,15 +6,19 @@ import (
 )
 
 // TimeCost is the kv cost in seconds (router.kvCost.model "time"): the
-// request's predicted time to first token on an endpoint plus DecodeWeight
-// times the decode slowdown it and the endpoint's running requests cause
-// each other. One block of pending prefill (about a millisecond of GPU
+// request's predicted time to first token on an endpoint, plus PrefillWeight
+// times its own prefill time (what it delays later arrivals by), plus
+// DecodeWeight times the decode slowdown it and the endpoint's running
+// requests cause each other. One block of pending prefill (about a millisecond of GPU
 // time) and one block held by a running request (microseconds per step)
 // weigh what they cost, unlike the blocks formula.
 type TimeCost struct {
 	// Base are the configured rates, used where a candidate has none learned.
 	Base         costmodel.Rates
 	DecodeWeight float64
+	// PrefillWeight counts the request's own prefill time again: the GPU
+	// time it takes delays everything that arrives behind it there.
+	PrefillWeight float64
 }
 
 // Prediction is what TimeCost expects of sending a request to an endpoint.
@@ -28,6 +32,8 @@ type Prediction struct {
 	StepSeconds         float64
 	// Running and ContextTokens are the decode batch the request joins.
 	Running, ContextTokens int
+	// Own is the request's own prefill time, in seconds (part of TTFT).
+	Own float64
 }
 
 // Rates returns c's rates, the base ones when c has none learned.
@@ -54,7 +60,8 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	mb := MaxBatched(c)
 	p.Steps = max(1, (p.QueuedTokens+uncached+mb-1)/mb)
 	p.StepSeconds = float64(p.Steps) * rt.Step(p.Running, p.ContextTokens)
-	p.TTFT = rt.PrefillSeconds(float64(p.QueuedTokens)+rt.PrefillWork(cached, uncached)) + p.StepSeconds
+	p.Own = rt.PrefillSeconds(rt.PrefillWork(cached, uncached))
+	p.TTFT = rt.PrefillSeconds(float64(p.QueuedTokens)) + p.Own + p.StepSeconds
 	// r slows each running request by its own per-step cost; they slow r by theirs.
 	mine := rt.DecodePerSeq + float64(r.PromptTokens)*rt.DecodePerContextToken
 	theirs := float64(p.Running)*rt.DecodePerSeq + float64(p.ContextTokens)*rt.DecodePerContextToken
@@ -65,7 +72,7 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 // Cost is r's time cost on c in seconds.
 func (t TimeCost) Cost(r *Request, c *Candidate) float64 {
 	p := t.Predict(r, c)
-	return p.TTFT + t.DecodeWeight*p.Decode
+	return p.TTFT + t.PrefillWeight*p.Own + t.DecodeWeight*p.Decode
 }
 
 // balanced applies the balance bound to costs: a candidate whose predicted
@@ -110,7 +117,7 @@ func (s timeCostScorer) Score(r *Request, cands []Candidate, out []float64) {
 
 // kvCostFor builds the kv cost scorer router.kvCost configures.
 func kvCostFor(c v1.KVCost) Scorer {
-	t := TimeCost{Base: costmodel.FromConfig(c.Rates), DecodeWeight: *c.DecodeWeight}
+	t := TimeCost{Base: costmodel.FromConfig(c.Rates), DecodeWeight: *c.DecodeWeight, PrefillWeight: *c.PrefillWeight}
 	bound := 0.0
 	if c.BalanceBound != nil {
 		bound = c.BalanceBound.Seconds()
