@@ -42,7 +42,7 @@ func (k *KVCost) setTimeDefaults() {
 		k.PrefillWeight = ptr(1.0)
 	}
 	if k.DecodeWeight == nil {
-		k.DecodeWeight = ptr(0.5)
+		k.DecodeWeight = ptr(0.2)
 	}
 	if k.BalanceBound == nil {
 		k.BalanceBound = &Duration{time.Second}

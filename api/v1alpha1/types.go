@@ -123,11 +123,12 @@ type KVCost struct {
 	// Higher keeps prefixes where they are cached (fewer recomputations);
 	// 0 judges by this request's TTFT alone and moves prefixes more.
 	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
-	// DecodeWeight scales the time model's decode term (default 0.5: lower
-	// lets affinity crowd sessions onto few endpoints, whose slower steps then
-	// delay first tokens too; higher moves shared prefixes off the endpoints
-	// that hold them). Higher spreads decode load (ITL, end-to-end latency)
-	// at the cost of cache affinity (TTFT).
+	// DecodeWeight scales the time model's decode term (default 0.2; a
+	// session's first request carries its later requests' decode, as they
+	// will follow it). Higher spreads decode load (ITL, end-to-end latency)
+	// at the cost of cache affinity (TTFT): at 0.5 and above shared prefixes
+	// move off the endpoints that hold them; at 0.1 affinity crowds sessions
+	// onto few endpoints.
 	DecodeWeight *float64 `json:"decodeWeight,omitempty"`
 	// BalanceBound keeps cache affinity from making a hot spot, in either
 	// model: an endpoint whose predicted TTFT exceeds the pool's best by more

@@ -90,3 +90,19 @@ func TestLearnsStepTimeAndOutput(t *testing.T) {
 		t.Fatalf("step overhead %v (want 0.015), output %v (want 400)", r.StepOverhead, r.OutputTokens)
 	}
 }
+
+func TestLearnsRequestsPerSession(t *testing.T) {
+	l := NewLearner(base(), 0.05, "t", logr.Discard(), nil)
+	if got := l.Rates("e").SessionRequests; got != 1 {
+		t.Fatalf("before any session: %v, want 1", got)
+	}
+	for range 100 {
+		l.ObserveSession(true)
+		for range 4 {
+			l.ObserveSession(false)
+		}
+	}
+	if got := l.Rates("e").SessionRequests; math.Abs(got-5) > 0.1 {
+		t.Fatalf("5-request sessions learned as %v", got)
+	}
+}

@@ -32,6 +32,9 @@ type Learner struct {
 	now   func() time.Time
 	eps   map[string]*learned
 	out   float64 // learned mean output tokens (all endpoints)
+	// sessions and sessionReqs count new sessions and requests carrying a
+	// session id, for the mean requests per session.
+	sessions, sessionReqs float64
 }
 
 // learned is one endpoint's state: log scales of prefill time and step time
@@ -57,6 +60,10 @@ func (l *Learner) Rates(endpoint string) Rates {
 	defer l.mu.Unlock()
 	r := l.base
 	r.OutputTokens = l.out
+	r.SessionRequests = 1
+	if l.sessions > 0 {
+		r.SessionRequests = max(l.sessionReqs/l.sessions, 1)
+	}
 	if e := l.eps[endpoint]; e != nil {
 		r.PrefillTokensPerSec /= math.Exp(e.prefillLog)
 		f := math.Exp(e.stepLog)
@@ -136,6 +143,19 @@ func (l *Learner) ObserveITL(endpoint string, observed, predicted float64) {
 	e := l.state(endpoint)
 	e.stepLog = clamp(e.stepLog+l.alpha*clamp(math.Log(observed/predicted)-e.stepLog, maxStepLog), maxScaleLog)
 	telemetry.CostDecodeStep.WithLabelValues(endpoint).Set(math.Exp(e.stepLog))
+}
+
+// ObserveSession counts a request carrying a session id, and whether it
+// opened the session. Counts decay by the learning rate per new session, so
+// the mean follows changing traffic.
+func (l *Learner) ObserveSession(opened bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if opened {
+		keep := 1 - l.alpha/10 // a session spans several requests: decay slower than per-request rates
+		l.sessions, l.sessionReqs = l.sessions*keep+1, l.sessionReqs*keep
+	}
+	l.sessionReqs++
 }
 
 // ObserveOutput learns the mean output length from a finished request.

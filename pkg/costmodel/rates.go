@@ -20,6 +20,9 @@ type Rates struct {
 	AttentionLen float64
 	// OutputTokens is the expected output length of a request.
 	OutputTokens float64
+	// SessionRequests is the mean number of requests a session sends (1
+	// before any session was seen).
+	SessionRequests float64
 }
 
 // FromConfig converts configured (defaulted) rates.

@@ -59,6 +59,8 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if p.Session != "" {
 		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
+		p.Req.NewSession = p.Req.Pinned == ""
+		r.rates.learner.ObserveSession(p.Req.NewSession)
 	}
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	cands := r.candidates(p, *buf)

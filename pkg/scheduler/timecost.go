@@ -66,10 +66,15 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	mine := rt.DecodePerSeq + float64(r.PromptTokens)*rt.DecodePerContextToken
 	theirs := float64(p.Running)*rt.DecodePerSeq + float64(p.ContextTokens)*rt.DecodePerContextToken
 	p.Decode = rt.OutputTokens * (float64(p.Running)*mine + theirs)
+	if r.NewSession {
+		p.Decode *= max(rt.SessionRequests, 1) // the session's later requests follow this one
+	}
 	return p
 }
 
-// Cost is r's time cost on c in seconds.
+// Cost is r's time cost on c in seconds. A session's first request carries
+// the decode load of the requests that will follow it (session affinity
+// pins them to the same endpoint).
 func (t TimeCost) Cost(r *Request, c *Candidate) float64 {
 	p := t.Predict(r, c)
 	return p.TTFT + t.PrefillWeight*p.Own + t.DecodeWeight*p.Decode

@@ -81,3 +81,16 @@ func TestBalanceBound(t *testing.T) {
 		}
 	}
 }
+
+// TestNewSessionCarriesItsFollowers: a session's first request weighs the
+// decode of the requests that will follow it to the same endpoint.
+func TestNewSessionCarriesItsFollowers(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100, SessionRequests: 5}, DecodeWeight: 1}
+	c := fleet(t, cand{active: activework.Counts{Requests: 2}})[0]
+	r := Request{PromptTokens: 100, BlockSize: 16}
+	one := tc.Predict(&r, &c).Decode
+	r.NewSession = true
+	if five := tc.Predict(&r, &c).Decode; math.Abs(five-5*one) > 1e-12 || one <= 0 {
+		t.Fatalf("new session decode %v, want 5 x %v", five, one)
+	}
+}

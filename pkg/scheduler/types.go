@@ -28,6 +28,9 @@ type Request struct {
 	Override string
 	// Pinned is the session's endpoint, used when still eligible.
 	Pinned string
+	// NewSession marks the first request of a session: where it goes, the
+	// session's later requests follow.
+	NewSession bool
 }
 
 // Candidate is one endpoint's state for this decision.
