@@ -94,3 +94,22 @@ func TestNewSessionCarriesItsFollowers(t *testing.T) {
 		t.Fatalf("new session decode %v, want 5 x %v", five, one)
 	}
 }
+
+// TestTemperatureWorksWithEitherModel: softmax over normalised costs is
+// unit-free, so the same temperature spreads choices in seconds as in blocks
+// while still preferring the cheaper endpoint.
+func TestTemperatureWorksWithEitherModel(t *testing.T) {
+	specs := []cand{{cached: 300, total: 19000}, {total: 19000}}
+	r := Request{PromptTokens: 7200, Blocks: 450, BlockSize: 16}
+	for _, model := range []string{v1.CostModelTime, v1.CostModelBlocks} {
+		s := mustNew(t, router(v1.ModeKV, func(c *v1.Router) { temp := 0.5; c.KVCost.Model, c.KVCost.Temperature = model, &temp }))
+		n := map[string]int{}
+		for range 400 {
+			got, _, _ := s.Schedule(&r, fleet(t, specs...))
+			n[got[0].Key()]++
+		}
+		if n["10.0.0.1:8000"] <= n["10.0.0.2:8000"] || n["10.0.0.2:8000"] == 0 {
+			t.Errorf("%s: choices %v, want both, the cached endpoint more often", model, n)
+		}
+	}
+}
