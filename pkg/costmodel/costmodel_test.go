@@ -106,3 +106,18 @@ func TestLearnsRequestsPerSession(t *testing.T) {
 		t.Fatalf("5-request sessions learned as %v", got)
 	}
 }
+
+// TestQueuedObservationsDoNotTeachTheRate: with prefill queued ahead the
+// picker's count includes work already part done, so only requests with
+// nothing ahead move the rate (the error metric still sees every request).
+func TestQueuedObservationsDoNotTeachTheRate(t *testing.T) {
+	l := NewLearner(base(), 0.5, "t", logr.Discard(), nil)
+	o := TTFT{QueuedTokens: 50000, PromptTokens: 8000, StepSeconds: 0.01}
+	o.Observed = 0.2 // far faster than 58,000 tokens at 15,928/s: the queue was mostly done
+	for range 20 {
+		l.ObserveTTFT("e", o)
+	}
+	if got := l.Rates("e").PrefillTokensPerSec; got != 15928 {
+		t.Fatalf("queued observations moved the rate to %.0f", got)
+	}
+}

@@ -108,7 +108,10 @@ func (l *Learner) ObserveTTFT(endpoint string, o TTFT) {
 	work := float64(o.QueuedTokens) + r.PrefillWork(o.CachedTokens, o.PromptTokens-o.CachedTokens)
 	predicted := work / rate
 	observed := max(o.Observed-o.StepSeconds, predicted/4) // all step time: prefill was at least this fast
-	if predicted > 0 {
+	// Only a request with nothing queued ahead teaches the rate: the picker's
+	// queued tokens include prefills already part done, which would make the
+	// engine look faster than it is.
+	if predicted > 0 && o.QueuedTokens == 0 {
 		e.prefillLog = clamp(e.prefillLog+l.alpha*clamp(math.Log(observed/predicted), maxStepLog), maxScaleLog)
 	}
 	if o.Predicted > 0 {

@@ -78,7 +78,11 @@ func (d *Decision) learnProgress(tokens int, now time.Time) {
 	}
 	itl := now.Sub(e.lastAt).Seconds() / float64(tokens-e.lastN)
 	e.lastAt, e.lastN = now, tokens
-	d.r.rates.learner.ObserveITL(d.handle.Endpoint(), itl, e.stepBase)
+	// Steps that also ran prefill chunks say nothing about decode steps: learn
+	// only while the endpoint has no prefill pending (as far as this picker knows).
+	if d.r.deps.Active.Counts(d.handle.Endpoint()).PrefillTokens == 0 {
+		d.r.rates.learner.ObserveITL(d.handle.Endpoint(), itl, e.stepBase)
+	}
 }
 
 // learnUsage feeds the first-token observation with the engine's own
