@@ -16,7 +16,6 @@ runs=(
   "brief|brief|-scenario brief -policies round-robin,kv,kv+queue,least-loaded,gaie-default,sglang-cache-aware"
   "trace|trace|-scenario trace -endpoints 8 -policies round-robin,kv,gaie-default,sglang-cache-aware"
   "shared-prefix|shared-prefix|-scenario shared-prefix -prefixes 150 -prefix-len 6000 -suffix-len 1200 -rate 15 -policies round-robin,kv,gaie-default,sglang-cache-aware"
-  "shared-prefix-w4|shared-prefix|-scenario shared-prefix -prefixes 150 -prefix-len 6000 -suffix-len 1200 -rate 15 -policies kv -kv-overlap-weight 4"
 )
 # block ID FILE: the README lines between the markers of ID.
 block() { awk -v id="$1" '$0 == "<!-- /routebench:" id " -->" {f=0} f {print} $0 == "<!-- routebench:" id " -->" {f=1}' "$2"; }

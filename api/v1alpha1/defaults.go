@@ -51,9 +51,7 @@ func (r *Router) setDefaults() {
 	if r.KVCost.ActiveRequestWeight == nil {
 		r.KVCost.ActiveRequestWeight = ptr(0.0)
 	}
-	if r.Busy.ActiveDecodeBlocks == nil {
-		r.Busy.ActiveDecodeBlocks = ptr(1.0)
-	}
+	r.KVCost.setTimeDefaults()
 	setStr(&r.Session.Header, "x-session-id")
 	setDur(&r.Session.TTL, 10*time.Minute)
 	setStr(&r.DeviceAware.Label, "kvpick.io/device")

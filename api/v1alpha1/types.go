@@ -109,9 +109,36 @@ type Router struct {
 	Profile *Profile `json:"profile,omitempty"`
 }
 
-// KVCost weighs the kv mode's cost model:
+// KVCost configures the kv mode's cost model. Model "time" (default) is the
+// predicted time in seconds: the request's time to first token on the
+// endpoint plus prefillWeight times its own prefill time plus decodeWeight
+// times the decode slowdown it and the endpoint's running requests cause
+// each other; model "blocks" is Dynamo's formula,
 // cost = overlapWeight*prefillTokens/blockSize + decodeBlocks + activeRequestWeight*activeRequests.
 type KVCost struct {
+	// Model is "time" (default) or "blocks" (Dynamo's exact behaviour).
+	Model string `json:"model"`
+	// PrefillWeight counts the request's own prefill time once more in the
+	// time model (default 1.0): the GPU time it takes delays every request
+	// that arrives behind it at that endpoint, which its own TTFT misses.
+	// Higher keeps prefixes where they are cached (fewer recomputations);
+	// 0 judges by this request's TTFT alone and moves prefixes more.
+	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
+	// DecodeWeight scales the time model's decode term (default 0.2; a
+	// session's first request carries its later requests' decode, as they
+	// will follow it). Higher spreads decode load (ITL, end-to-end latency)
+	// at the cost of cache affinity (TTFT): at 0.5 and above shared prefixes
+	// move off the endpoints that hold them; at 0.1 affinity crowds sessions
+	// onto few endpoints.
+	DecodeWeight *float64 `json:"decodeWeight,omitempty"`
+	// BalanceBound keeps cache affinity from making a hot spot, in either
+	// model: an endpoint whose predicted TTFT exceeds the pool's best by more
+	// than this is chosen only when nothing else is left (default 1s; "0s"
+	// disables). Lower evens TTFT tails at the cost of prefix reuse.
+	BalanceBound *Duration `json:"balanceBound,omitempty"`
+	// Rates are the engine rates the time model starts from per endpoint,
+	// before it learns each endpoint's own from what it observes.
+	Rates CostRates `json:"rates"`
 	// OverlapWeight scales the prefill term (default 1.0). Higher favours
 	// cache hits (TTFT); lower favours spreading decode load (ITL).
 	OverlapWeight *float64 `json:"overlapWeight,omitempty"`
@@ -124,10 +151,13 @@ type KVCost struct {
 	ActiveRequestWeight *float64 `json:"activeRequestWeight,omitempty"`
 }
 
-// Busy thresholds exclude overloaded endpoints in every mode. Nil disables one.
+// Busy thresholds exclude overloaded endpoints in every mode. They are
+// opt-in (all off by default, as in Dynamo): a burst the engines can queue
+// is routed, not refused. Nil disables one.
 type Busy struct {
-	// ActiveDecodeBlocks excludes an endpoint whose active decode blocks exceed
-	// this fraction of its total KV blocks (default 1.0; needs capacity).
+	// ActiveDecodeBlocks excludes an endpoint whose KV-holding work (blocks of
+	// requests past their first token; one waiting in the engine's queue
+	// holds none) exceeds this fraction of its total KV blocks (needs capacity).
 	ActiveDecodeBlocks *float64 `json:"activeDecodeBlocks,omitempty"`
 	// ActivePrefillTokens excludes an endpoint with more active prefill tokens than this.
 	ActivePrefillTokens *int `json:"activePrefillTokens,omitempty"`

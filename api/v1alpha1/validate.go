@@ -87,6 +87,7 @@ func (r *Router) validate(p *problems) {
 	nonNeg(p, "router.kvCost.overlapWeight", r.KVCost.OverlapWeight)
 	nonNeg(p, "router.kvCost.temperature", r.KVCost.Temperature)
 	nonNeg(p, "router.kvCost.activeRequestWeight", r.KVCost.ActiveRequestWeight)
+	r.KVCost.validateTime(p)
 	nonNeg(p, "router.busy.activeDecodeBlocks", r.Busy.ActiveDecodeBlocks)
 	nonNeg(p, "router.busy.activePrefillTokensFrac", r.Busy.ActivePrefillTokensFrac)
 	if r.Busy.ActivePrefillTokens != nil && *r.Busy.ActivePrefillTokens < 0 {

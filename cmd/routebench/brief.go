@@ -22,16 +22,16 @@ const (
 
 // calibration is the outcome of the load search.
 type calibration struct {
-	TargetP95  float64   `json:"targetP95Seconds"`
-	Rate       float64   `json:"rate"`
-	RRP95      float64   `json:"roundRobinP95Seconds"`
-	Iterations int       `json:"iterations"`
-	Tried      []calStep `json:"tried"`
+	TargetP95  float64          `json:"targetP95Seconds"`
+	Rate       float64          `json:"rate"`
+	RRP95      fleetsim.Seconds `json:"roundRobinP95Seconds"`
+	Iterations int              `json:"iterations"`
+	Tried      []calStep        `json:"tried"`
 }
 
 type calStep struct {
-	Rate float64 `json:"rate"`
-	P95  float64 `json:"p95Seconds"`
+	Rate float64          `json:"rate"`
+	P95  fleetsim.Seconds `json:"p95Seconds"`
 }
 
 // runBrief runs the product brief's scenario: calibrate the load, compare
@@ -106,10 +106,10 @@ func calibrate(o *options, fleet fleetsim.Config, n int) (*calibration, error) {
 		if err != nil {
 			return 0, err
 		}
-		p := res.Summary.TTFTP95
+		p := res.Summary.TTFTP95 // refusals count (+Inf): a load that refuses is over the target
 		cal.Tried = append(cal.Tried, calStep{rate, p})
 		cal.Iterations++
-		return p, nil
+		return float64(p), nil
 	}
 	lo, hi := 0.0, 2.0*float64(len(fleet.Engines))
 	var pHi float64
@@ -138,6 +138,6 @@ func calibrate(o *options, fleet fleetsim.Config, n int) (*calibration, error) {
 			hi = mid
 		}
 	}
-	cal.Rate, cal.RRP95 = best, bestP
+	cal.Rate, cal.RRP95 = best, fleetsim.Seconds(bestP)
 	return cal, nil
 }

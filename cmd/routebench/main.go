@@ -43,6 +43,11 @@ type options struct {
 	scrapeInterval time.Duration
 	queueThreshold float64
 	overlapWeight  float64
+	costModel      string
+	decodeWeight   float64
+	prefillWeight  float64
+	balanceBound   time.Duration
+	clientMaxTok   int
 	parallel       int
 	engineProfile  string
 	noPlots        bool
@@ -98,6 +103,11 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.DurationVar(&o.scrapeInterval, "scrape-interval", 100*time.Millisecond, "metrics scrape interval")
 	fs.Float64Var(&o.queueThreshold, "queue-threshold", 0.8, "kv+queue admission threshold")
 	fs.Float64Var(&o.overlapWeight, "kv-overlap-weight", 0, "router.kvCost.overlapWeight of the kv policies (0: the default, 1.0)")
+	fs.StringVar(&o.costModel, "kv-cost-model", "", "router.kvCost.model of the kv policies: time or blocks (empty: the default, time)")
+	fs.Float64Var(&o.decodeWeight, "kv-decode-weight", -1, "router.kvCost.decodeWeight of the kv policies (negative: the default)")
+	fs.Float64Var(&o.prefillWeight, "kv-prefill-weight", -1, "router.kvCost.prefillWeight of the kv policies (negative: the default)")
+	fs.DurationVar(&o.balanceBound, "kv-balance-bound", -1, "router.kvCost.balanceBound of the kv policies (negative: the default; 0 disables)")
+	fs.IntVar(&o.clientMaxTok, "client-max-tokens", 0, "max_tokens every client sends (0: none); the engine still stops at the workload's output length")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at once")
 	fs.StringVar(&o.engineProfile, "engine-profile", "", "comma-separated YAML engine profiles overlaid on pkg/engine defaults, assigned to endpoints in turn (heterogeneous fleets)")
 	fs.BoolVar(&o.noPlots, "no-plots", false, "skip the plots")

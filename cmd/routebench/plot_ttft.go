@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 	"sort"
 
@@ -35,8 +36,9 @@ func ttftBars(r *report) (*figure, error) {
 		row := n - 1 - i // first policy on top
 		names[row] = res.Policy
 		s := &res.Summary
-		vals[0][row], vals[1][row], vals[2][row] = s.TTFTP50, s.TTFTP95, s.TTFTP99
+		vals[0][row], vals[1][row], vals[2][row] = float64(s.TTFTP50), float64(s.TTFTP95), float64(s.TTFTP99)
 	}
+	capRefused(vals[:])
 	barW := vg.Points(8)
 	for k, label := range []string{"p50", "p95", "p99"} {
 		b, err := plotter.NewBarChart(vals[k], barW)
@@ -143,8 +145,10 @@ func ttftCDF(r *report) (*figure, error) {
 		if err := f.addLine(name, label, st[name], pts); err != nil {
 			return nil, err
 		}
-		if err := p95Mark(f, res.Summary.TTFTP95, st[name]); err != nil {
-			return nil, err
+		if p95 := float64(res.Summary.TTFTP95); !math.IsInf(p95, 1) { // refusals past 5 %: no finite p95 to mark
+			if err := p95Mark(f, p95, st[name]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if drawn == 0 {
@@ -200,4 +204,25 @@ func p95Guide(f *figure) error {
 	f.plot.Add(l)
 	f.legend.Add("• p95 of each policy", l)
 	return nil
+}
+
+// capRefused draws a percentile that refusals made infinite as a bar 20 %
+// past the longest finite one (the tables say +Inf), so one refusing policy
+// neither breaks the chart nor flattens the others.
+func capRefused(vals []plotter.Values) {
+	longest := 0.0
+	for _, vs := range vals {
+		for _, v := range vs {
+			if !math.IsInf(v, 1) {
+				longest = max(longest, v)
+			}
+		}
+	}
+	for _, vs := range vals {
+		for i, v := range vs {
+			if math.IsInf(v, 1) {
+				vs[i] = 1.2 * max(longest, 1e-3)
+			}
+		}
+	}
 }

@@ -17,7 +17,7 @@ func fakeReport(name string, p95 map[string]float64) *report {
 		if !ok {
 			continue
 		}
-		res := &fleetsim.Result{Policy: pol, Summary: fleetsim.Summary{Policy: pol, TTFTP50: v / 3, TTFTP95: v, TTFTP99: v * 1.5, TTFTTargetSeconds: 1}}
+		res := &fleetsim.Result{Policy: pol, Summary: fleetsim.Summary{Policy: pol, TTFTP50: fleetsim.Seconds(v / 3), TTFTP95: fleetsim.Seconds(v), TTFTP99: fleetsim.Seconds(v * 1.5), TTFTTargetSeconds: 1}}
 		for i := range 5 {
 			at := time.Duration(i) * 500 * time.Millisecond
 			res.Series = append(res.Series, fleetsim.Sample{At: at, PrefillDue: 1000 * i})

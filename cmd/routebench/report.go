@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,14 +29,27 @@ type report struct {
 	wall    time.Duration
 }
 
-var columns = []string{"policy", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "e2e_p50_s", "e2e_p99_s", "req_per_s",
-	"out_tok_per_s", "prefix_hit", "max_queue", "max_engine_waiting", "rejected", "over_ttft_target", "preemptions"}
+// columns are the CSV header. TTFT/E2E percentiles count refused requests
+// as +Inf; served_* count served requests only.
+var columns = []string{"policy", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "served_ttft_p95_s", "served_ttft_p99_s",
+	"e2e_p50_s", "e2e_p99_s", "req_per_s", "out_tok_per_s", "prefix_hit", "max_queue", "max_engine_waiting", "rejected",
+	"over_ttft_target", "preemptions"}
+
+// rejectedCol is the index of "rejected" in columns and row.
+const rejectedCol = 13
 
 func row(s *fleetsim.Summary) []string {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	return []string{s.Policy, f(s.TTFTP50, 3), f(s.TTFTP95, 3), f(s.TTFTP99, 3), f(s.E2EP50, 2), f(s.E2EP99, 2),
-		f(s.RequestsPerSec, 2), f(s.OutputTokensPerSec, 0), f(s.PrefixHit, 3), strconv.Itoa(s.MaxQueue),
-		strconv.Itoa(s.MaxEngineWaiting), rejected(s), f(s.OverTarget, 3), strconv.Itoa(s.Preemptions)}
+	sec := func(v fleetsim.Seconds, prec int) string {
+		if math.IsInf(float64(v), 1) {
+			return "inf"
+		}
+		return f(float64(v), prec)
+	}
+	return []string{s.Policy, sec(s.TTFTP50, 3), sec(s.TTFTP95, 3), sec(s.TTFTP99, 3), f(s.ServedTTFTP95, 3),
+		f(s.ServedTTFTP99, 3), sec(s.E2EP50, 2), sec(s.E2EP99, 2), f(s.RequestsPerSec, 2), f(s.OutputTokensPerSec, 0),
+		f(s.PrefixHit, 3), strconv.Itoa(s.MaxQueue), strconv.Itoa(s.MaxEngineWaiting), rejected(s), f(s.OverTarget, 3),
+		strconv.Itoa(s.Preemptions)}
 }
 
 // rejected is the count with its breakdown by error type, e.g. "12 (queue_timeout:12)".
@@ -65,7 +79,7 @@ func (r *report) print(o *options) {
 		r.stats.Requests, r.stats.Span.Seconds(), r.stats.MeanInput, r.stats.MeanOutput, r.stats.PrefixUpperBound,
 		len(r.fleet.Engines), o.ttftTarget, r.wall.Round(time.Millisecond))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join([]string{"policy", "TTFT p50", "p95", "p99", "E2E p50", "p99", "req/s", "out tok/s",
+	fmt.Fprintln(tw, strings.Join([]string{"policy", "TTFT p50", "p95", "p99", "served p95", "served p99", "E2E p50", "p99", "req/s", "out tok/s",
 		"prefix hit", "max queue", "max eng wait", "rejected", ">target", "preempt"}, "\t")+"\t")
 	for _, res := range r.results {
 		fmt.Fprintln(tw, strings.Join(row(&res.Summary), "\t")+"\t")
@@ -76,7 +90,8 @@ func (r *report) print(o *options) {
 			fmt.Printf("   WARNING %s: simulator invariants broken: %v\n", res.Policy, res.Violations)
 		}
 	}
-	fmt.Println("   TTFT/E2E in seconds, including admission queueing; prefix hit = engine-cached prompt tokens / prompt tokens;")
+	fmt.Println("   TTFT/E2E in seconds, including admission queueing; a refused request counts as inf; served p95/p99 count")
+	fmt.Println("   served requests only; prefix hit = engine-cached prompt tokens / prompt tokens of served requests;")
 	fmt.Println("   max queue = picker admission queue; >target = share of requests over the TTFT target (rejections count as over).")
 	fmt.Println()
 }
@@ -114,7 +129,7 @@ func (r *report) writeCSV(path string) error {
 	_ = w.Write(columns)
 	for _, res := range r.results {
 		cells := row(&res.Summary)
-		cells[11] = strconv.Itoa(res.Summary.Rejected)
+		cells[rejectedCol] = strconv.Itoa(res.Summary.Rejected)
 		_ = w.Write(cells)
 	}
 	w.Flush()

@@ -47,7 +47,7 @@ func fleetConfig(o *options) (fleetsim.Config, error) {
 		delay = -1 // fleetsim: negative means "at once"
 	}
 	return fleetsim.Config{Engines: engines, ScrapeInterval: o.scrapeInterval,
-		EventsDelay: delay, TTFTTarget: o.ttftTarget, Seed: o.seed}, nil
+		EventsDelay: delay, TTFTTarget: o.ttftTarget, Seed: o.seed, ClientMaxTokens: o.clientMaxTok}, nil
 }
 
 func run(o *options) error {
@@ -55,7 +55,7 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
-	specs, err := fleetsim.Standard(splitList(o.policies), fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight})
+	specs, err := fleetsim.Standard(splitList(o.policies), policyOptions(o))
 	if err != nil {
 		return err
 	}
@@ -150,4 +150,19 @@ func runOne(o *options, rep report, fleet fleetsim.Config, w *workload.Workload,
 		}
 	}
 	return results, nil
+}
+
+// policyOptions maps the kv flags onto the standard policies' options.
+func policyOptions(o *options) fleetsim.Options {
+	po := fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight, CostModel: o.costModel}
+	if o.decodeWeight >= 0 {
+		po.DecodeWeight = &o.decodeWeight
+	}
+	if o.prefillWeight >= 0 {
+		po.PrefillWeight = &o.prefillWeight
+	}
+	if o.balanceBound >= 0 {
+		po.BalanceBound = &o.balanceBound
+	}
+	return po
 }

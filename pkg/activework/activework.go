@@ -22,7 +22,19 @@ type Counts struct {
 	DecodeBlocks int
 	// Requests in flight.
 	Requests int
+	// ContextTokens is the context (prompt plus output so far) of every
+	// request in flight, summed per request: what a decode step reads, since
+	// each sequence attends over its own context even where blocks are shared.
+	ContextTokens int
+	// PendingBlocks is the blocks of requests with no first token yet, which
+	// may still wait in the engine's queue holding no KV.
+	PendingBlocks int
 }
+
+// HeldBlocks is the KV held by work past its first token: the decode blocks
+// less those of requests still waiting for their prefill (a busy threshold
+// counts only this, so a burst the engine can queue is not refused).
+func (c Counts) HeldBlocks() int { return max(c.DecodeBlocks-c.PendingBlocks, 0) }
 
 // Work describes a dispatched request.
 type Work struct {
@@ -40,6 +52,7 @@ type Work struct {
 
 type counter struct {
 	prefill, decode, reqs atomic.Int64
+	ctx, pending          atomic.Int64
 
 	mu   sync.Mutex
 	refs map[uint64]int32 // prompt segments in flight (by last block hash) -> requests holding them
@@ -142,7 +155,8 @@ func (t *Tracker) Counts(endpoint string) Counts {
 	if c == nil {
 		return Counts{}
 	}
-	return Counts{PrefillTokens: int(c.prefill.Load()), DecodeBlocks: int(c.decode.Load()), Requests: int(c.reqs.Load())}
+	return Counts{PrefillTokens: int(c.prefill.Load()), DecodeBlocks: int(c.decode.Load()), Requests: int(c.reqs.Load()),
+		ContextTokens: int(c.ctx.Load()), PendingBlocks: int(c.pending.Load())}
 }
 
 // InFlight is the number of requests in flight on all endpoints.
@@ -183,7 +197,11 @@ func (t *Tracker) Start(endpoint string, w Work, now time.Time) *Handle {
 	h := &Handle{t: t, c: t.counter(endpoint), endpoint: endpoint, w: w}
 	h.prefill = int64(max(w.UncachedTokens, 0))
 	h.private = h.privateBlocks(max(w.ExpectedOutput, 0))
+	h.ctx = int64(max(w.PromptTokens, 0))
+	h.pending = int64(blocks(max(w.PromptTokens, 0)+max(w.ExpectedOutput, 0), w.BlockSize))
 	h.last.Store(now.UnixNano())
+	h.c.ctx.Add(h.ctx)
+	h.c.pending.Add(h.pending)
 	h.c.prefill.Add(h.prefill)
 	h.c.decode.Add(h.private)
 	h.c.reqs.Add(1)

@@ -18,10 +18,11 @@ func TestLifecycleCounts(t *testing.T) {
 		do   func()
 		want Counts
 	}{
-		{"added", func() {}, Counts{PrefillTokens: 64, DecodeBlocks: 8, Requests: 1}},
-		{"first token", func() { h.PrefillDone(now) }, Counts{PrefillTokens: 0, DecodeBlocks: 8, Requests: 1}},
-		{"within reservation", func() { h.Progress(10, now) }, Counts{DecodeBlocks: 8, Requests: 1}},
-		{"past reservation", func() { h.Progress(60, now) }, Counts{DecodeBlocks: 10, Requests: 1}},
+		// Pending: all 8 blocks until the first token (the request may wait in the engine's queue, holding none).
+		{"added", func() {}, Counts{PrefillTokens: 64, DecodeBlocks: 8, Requests: 1, ContextTokens: 100, PendingBlocks: 8}},
+		{"first token", func() { h.PrefillDone(now) }, Counts{PrefillTokens: 0, DecodeBlocks: 8, Requests: 1, ContextTokens: 100}},
+		{"within reservation", func() { h.Progress(10, now) }, Counts{DecodeBlocks: 8, Requests: 1, ContextTokens: 110}},
+		{"past reservation", func() { h.Progress(60, now) }, Counts{DecodeBlocks: 10, Requests: 1, ContextTokens: 160}},
 		{"freed", h.Free, Counts{}},
 		{"double free", h.Free, Counts{}},
 		{"progress after free", func() { h.Progress(500, now) }, Counts{}},
@@ -167,7 +168,7 @@ func TestStartThenHold(t *testing.T) {
 	for _, hold := range []bool{true, false} {
 		tr := New(time.Minute, nil)
 		h := tr.Start("e", w, time.Unix(0, 0))
-		if got, want := tr.Counts("e"), (Counts{PrefillTokens: 170, DecodeBlocks: 2, Requests: 1}); got != want {
+		if got, want := tr.Counts("e"), (Counts{PrefillTokens: 170, DecodeBlocks: 2, Requests: 1, ContextTokens: 170, PendingBlocks: 12}); got != want {
 			t.Fatalf("after Start: %+v, want %+v", got, want)
 		}
 		if hold {
@@ -182,5 +183,27 @@ func TestStartThenHold(t *testing.T) {
 		if c := tr.Counts("e"); c != (Counts{}) || tr.InFlight() != 0 {
 			t.Fatalf("hold=%v: leak %+v, in flight %d", hold, c, tr.InFlight())
 		}
+	}
+}
+
+// TestHeldBlocksCountOnlyKVHoldingWork: a request waiting for its prefill
+// holds no KV as far as the busy threshold is concerned; once its first
+// token came, all its blocks count.
+func TestHeldBlocksCountOnlyKVHoldingWork(t *testing.T) {
+	tr := New(time.Minute, nil)
+	now := time.Unix(0, 0)
+	a := tr.Add("e", Work{PromptTokens: 64, UncachedTokens: 64, BlockSize: 16}, now) // 4 blocks
+	b := tr.Add("e", Work{PromptTokens: 32, UncachedTokens: 32, BlockSize: 16}, now) // 2 blocks
+	if got := tr.Counts("e").HeldBlocks(); got != 0 {
+		t.Fatalf("two queued requests hold %d blocks, want 0", got)
+	}
+	a.PrefillDone(now)
+	if got := tr.Counts("e").HeldBlocks(); got != 4 {
+		t.Fatalf("after a's first token: %d held, want 4", got)
+	}
+	b.PrefillDone(now)
+	a.Free()
+	if got := tr.Counts("e").HeldBlocks(); got != 2 {
+		t.Fatalf("after b's first token and a's end: %d held, want 2", got)
 	}
 }

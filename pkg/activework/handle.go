@@ -18,6 +18,8 @@ type Handle struct {
 	mu      sync.Mutex
 	prefill int64 // still counted as prefill
 	private int64 // blocks only this request holds: the partial prompt block and the output
+	ctx     int64 // context tokens counted (prompt plus output seen)
+	pending int64 // blocks counted as pending (no first token yet)
 	held    bool  // the shared prompt blocks are counted (Hold)
 	freed   bool
 }
@@ -38,6 +40,10 @@ func (h *Handle) PrefillDone(now time.Time) {
 		h.c.prefill.Add(-h.prefill)
 		h.prefill = 0
 	}
+	if !h.freed {
+		h.c.pending.Add(-h.pending)
+		h.pending = 0
+	}
 	h.mu.Unlock()
 	h.last.Store(now.UnixNano())
 	if done {
@@ -54,6 +60,10 @@ func (h *Handle) Progress(generated int, now time.Time) {
 	if !h.freed && want > h.private {
 		h.c.decode.Add(want - h.private)
 		h.private = want
+	}
+	if ctx := int64(h.w.PromptTokens + generated); !h.freed && ctx > h.ctx {
+		h.c.ctx.Add(ctx - h.ctx)
+		h.ctx = ctx
 	}
 }
 
@@ -79,11 +89,13 @@ func (h *Handle) Free() {
 	h.freed = true
 	h.c.prefill.Add(-h.prefill)
 	h.c.decode.Add(-h.private)
+	h.c.ctx.Add(-h.ctx)
+	h.c.pending.Add(-h.pending)
 	if h.held {
 		h.c.decode.Add(-h.c.release(h.w.Blocks))
 	}
 	h.c.reqs.Add(-1)
-	h.prefill, h.private = 0, 0
+	h.prefill, h.private, h.ctx, h.pending = 0, 0, 0, 0
 	h.mu.Unlock()
 	h.t.total.Add(-1)
 	h.t.mu.Lock()

@@ -29,10 +29,13 @@ type Config struct {
 	// StepOverhead is the fixed cost of one step. Default 10ms, derived: one
 	// read of 32 GB of weights per GPU at ~3.35 TB/s.
 	StepOverhead time.Duration `json:"stepOverhead"`
-	// DecodeCostPerSeq is the extra step time per decoding request. Default
-	// 100µs, derived: reading a ~2k-token KV context (512 MB over 2 GPUs).
+	// DecodeCostPerSeq is the extra step time per decoding request besides
+	// reading its KV context. Default 20µs, derived: the former 100µs for a
+	// ~2k-token request minus that context's KV reads (2k x 39ns).
 	DecodeCostPerSeq time.Duration `json:"decodeCostPerSeq"`
-	// MaxModelLen caps prompt plus output tokens; 0 means the KV capacity.
+	// MaxModelLen caps prompt plus output tokens; longer requests are refused
+	// (vLLM answers 400); 0 means the KV capacity. Default 40,960: Qwen3-32B's
+	// max_position_embeddings, vLLM's default max_model_len for it.
 	MaxModelLen int `json:"maxModelLen"`
 	// MaxLoRAs caps distinct LoRA adapters among running requests. Default 1
 	// (vLLM's max_loras); 0 means unlimited.
@@ -45,21 +48,36 @@ type Config struct {
 	// HashSeed seeds the engine's block hashes (like vLLM's PYTHONHASHSEED);
 	// different seeds give different hashes for the same tokens.
 	HashSeed uint64 `json:"hashSeed"`
+	// DecodeCostPerContextToken is the step time each decoding request adds
+	// per token of context it holds (its KV is read once per step). Default
+	// 39ns, derived: Qwen3-32B keeps 256 KiB of KV per token, 128 KiB per GPU
+	// at TP2, read at H100's ~3.35 TB/s; a 12k-token context adds ~0.5ms.
+	DecodeCostPerContextToken time.Duration `json:"decodeCostPerContextToken"`
+	// AttentionLen makes prefill grow with prompt length: a prompt of L tokens
+	// costs L*(1+L/AttentionLen) tokens at PrefillTokensPerSec (0: flat).
+	// Default 60,000, derived: Qwen3-32B's causal attention at position p
+	// costs 4 x 64 layers x 8,192 query dims x p FLOPs against 2 x 32e9 for
+	// the weights, i.e. 1+p/30,500 per token; so +20% at 12k tokens, +67% at
+	// 40k, +167% at 100k relative to a short prompt.
+	AttentionLen int `json:"attentionLen"`
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		BlockSize:           16,
-		NumGPUBlocks:        19000,
-		MaxNumBatchedTokens: 8192,
-		MaxNumSeqs:          256,
-		PrefillTokensPerSec: 15928,
-		StepOverhead:        10 * time.Millisecond,
-		DecodeCostPerSeq:    100 * time.Microsecond,
-		MaxLoRAs:            1,
-		DefaultMaxTokens:    16,
-		HashSeed:            0x6d6f64656c73696d, // "modelsim"
+		BlockSize:                 16,
+		NumGPUBlocks:              19000,
+		MaxNumBatchedTokens:       8192,
+		MaxNumSeqs:                256,
+		PrefillTokensPerSec:       15928,
+		StepOverhead:              10 * time.Millisecond,
+		DecodeCostPerSeq:          20 * time.Microsecond,
+		MaxModelLen:               40960,
+		DecodeCostPerContextToken: 39 * time.Nanosecond,
+		AttentionLen:              60000,
+		MaxLoRAs:                  1,
+		DefaultMaxTokens:          16,
+		HashSeed:                  0x6d6f64656c73696d, // "modelsim"
 	}
 }
 
@@ -84,6 +102,12 @@ func (c Config) Validate() error {
 	}
 	if c.DecodeCostPerSeq < 0 {
 		errs = append(errs, fmt.Errorf("decodeCostPerSeq: must be >= 0, got %v", c.DecodeCostPerSeq))
+	}
+	if c.DecodeCostPerContextToken < 0 {
+		errs = append(errs, fmt.Errorf("decodeCostPerContextToken: must be >= 0, got %v", c.DecodeCostPerContextToken))
+	}
+	if c.AttentionLen < 0 {
+		errs = append(errs, fmt.Errorf("attentionLen: must be >= 0, got %d", c.AttentionLen))
 	}
 	if c.MaxModelLen < 0 {
 		errs = append(errs, fmt.Errorf("maxModelLen: must be >= 0, got %d", c.MaxModelLen))

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func testConfig() Config {
 	c.PrefillTokensPerSec = 1000
 	c.StepOverhead = time.Millisecond
 	c.DecodeCostPerSeq = 100 * time.Microsecond
+	c.DecodeCostPerContextToken, c.AttentionLen = 0, 0 // flat costs: hand-checkable steps
 	c.DefaultMaxTokens = 4
 	return c
 }
@@ -354,6 +356,35 @@ func TestStepDuration(t *testing.T) {
 	}
 	if e.Idle() {
 		t.Fatal("idle too early")
+	}
+}
+
+// TestStepDurationGrowsWithContext pins the long-context costs on the
+// defaults: a 12k-token prompt's prefill costs 20 % more per token than a
+// short one, and a request decoding with 12k tokens of context adds ~0.47ms.
+func TestStepDurationGrowsWithContext(t *testing.T) {
+	c := DefaultConfig()
+	for _, tc := range []struct {
+		start, n int
+		want     float64
+	}{
+		{0, 100, 100 * (1 + 100.0/60000)},
+		{0, 12000, 12000 * 1.2},
+		{0, 40000, 40000 * (1 + 40000.0/60000)},
+		{8192, 3808, (12000*12000-8192*8192)/60000.0 + 3808}, // a later chunk pays for the earlier context
+	} {
+		if got := c.prefillWork(tc.start, tc.n); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("prefillWork(%d, %d) = %v, want %v", tc.start, tc.n, got, tc.want)
+		}
+	}
+	c.NumGPUBlocks, c.MaxNumBatchedTokens = 2000, 16384
+	e, _ := newTestEngine(t, c)
+	mustAdd(t, e, &Request{ID: "a", Tokens: seqTokens(0, 12000), MaxTokens: 3})
+	e.Step(t0) // the whole prompt in one chunk
+	got := e.Step(t0).Duration
+	want := c.StepOverhead + c.DecodeCostPerSeq + 12000*39*time.Nanosecond // the KV held: the prompt (the new token is computed in this step)
+	if got != want {
+		t.Fatalf("decode step with 12k context %v, want %v", got, want)
 	}
 }
 

@@ -44,6 +44,8 @@ type profile struct {
 	DefaultMaxTokens    int      `json:"defaultMaxTokens"`
 	Seed                int64    `json:"seed"`
 	HashSeed            uint64   `json:"hashSeed"`
+	DecodeCostPerCtx    duration `json:"decodeCostPerContextToken"`
+	AttentionLen        int      `json:"attentionLen"`
 }
 
 // ParseProfile overlays the YAML (or JSON) document data onto base; keys not
@@ -54,6 +56,7 @@ func ParseProfile(base Config, data []byte) (Config, error) {
 		base.BlockSize, base.NumGPUBlocks, base.MaxNumBatchedTokens, base.MaxNumSeqs,
 		base.PrefillTokensPerSec, duration(base.StepOverhead), duration(base.DecodeCostPerSeq),
 		base.MaxModelLen, base.MaxLoRAs, base.DefaultMaxTokens, base.Seed, base.HashSeed,
+		duration(base.DecodeCostPerContextToken), base.AttentionLen,
 	}
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		return base, fmt.Errorf("engine profile: %w", err)
@@ -62,6 +65,7 @@ func ParseProfile(base Config, data []byte) (Config, error) {
 		p.BlockSize, p.NumGPUBlocks, p.MaxNumBatchedTokens, p.MaxNumSeqs, p.PrefillTokensPerSec,
 		time.Duration(p.StepOverhead), time.Duration(p.DecodeCostPerSeq),
 		p.MaxModelLen, p.MaxLoRAs, p.DefaultMaxTokens, p.Seed, p.HashSeed,
+		time.Duration(p.DecodeCostPerCtx), p.AttentionLen,
 	}
 	if err := c.Validate(); err != nil {
 		return base, fmt.Errorf("engine profile: %w", err)

@@ -25,7 +25,7 @@ type Update struct {
 
 // StepResult describes one step.
 type StepResult struct {
-	Duration      time.Duration // stepOverhead + prefill/prefillRate + decodes*decodeCost
+	Duration      time.Duration // see Engine.stepDuration
 	PrefillTokens int           // prompt (or recomputed) tokens computed
 	DecodeSeqs    int           // requests that decoded one token
 	Scheduled     int           // requests that ran in the step
@@ -66,7 +66,7 @@ func (e *Engine) Step(now time.Time) StepResult {
 	}
 	res.Scheduled = len(plan)
 	res.Updates = slices.Grow(res.Updates, len(plan))
-	res.Duration = e.stepDuration(res.PrefillTokens, res.DecodeSeqs)
+	res.Duration = e.stepDuration(plan)
 	for _, c := range plan {
 		e.execute(c, &res)
 	}
@@ -75,9 +75,35 @@ func (e *Engine) Step(now time.Time) StepResult {
 	return res
 }
 
-func (e *Engine) stepDuration(prefill, decodes int) time.Duration {
-	d := e.cfg.StepOverhead + time.Duration(decodes)*e.cfg.DecodeCostPerSeq
-	return d + time.Duration(float64(prefill)/e.cfg.PrefillTokensPerSec*float64(time.Second))
+// stepDuration is what a real engine charges for plan: a fixed overhead, per
+// decoding request a fixed cost plus the KV reads of the context it holds,
+// and for prefill chunks the tokens at the prefill rate, each token's cost
+// growing with its position (causal attention reads every earlier token).
+// Computed before the plan executes, so each chunk's start is s.computed.
+func (e *Engine) stepDuration(plan []chunk) time.Duration {
+	c := &e.cfg
+	d := c.StepOverhead
+	var prefill float64 // prefill work in short-prompt token equivalents
+	for _, ch := range plan {
+		if ch.n == 1 && ch.s.outputs > 0 {
+			d += c.DecodeCostPerSeq + time.Duration(ch.s.computed)*c.DecodeCostPerContextToken
+			continue
+		}
+		prefill += c.prefillWork(ch.s.computed, ch.n)
+	}
+	return d + time.Duration(prefill/c.PrefillTokensPerSec*float64(time.Second))
+}
+
+// prefillWork is the cost of computing positions [start, start+n) in
+// short-prompt token equivalents: a token at position p costs
+// 1 + 2p/AttentionLen, so a whole prompt of L tokens costs L*(1 + L/AttentionLen).
+func (c *Config) prefillWork(start, n int) float64 {
+	w := float64(n)
+	if c.AttentionLen > 0 {
+		s, e := float64(start), float64(start+n)
+		w += (e*e - s*s) / float64(c.AttentionLen)
+	}
+	return w
 }
 
 // scheduleRunning gives each running request its next chunk (one token when

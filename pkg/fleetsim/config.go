@@ -34,6 +34,10 @@ type Config struct {
 	TTFTTarget time.Duration
 	// Seed seeds the policies' random choices (default 1).
 	Seed int64
+	// ClientMaxTokens is the max_tokens every client sends (0: none). The
+	// engine still stops at the workload's true output length, as a model
+	// stops at its end-of-sequence token; policies only see this cap.
+	ClientMaxTokens int
 	// Horizon aborts a run whose virtual time passes the last arrival by this
 	// much (default 6h): a guard against a fleet that stopped making progress.
 	Horizon time.Duration

@@ -78,8 +78,13 @@ func (k kvPending) PromptTokens() int { return k.p.Req.PromptTokens }
 func (k kvPending) Priority() int     { return k.p.Priority }
 
 func (k *kvpick) Prepare(a *Arrival) (Pending, error) {
-	in := &route.Input{Path: "/v1/completions", Headers: map[string]string{},
-		Request: &request.Request{Kind: request.KindCompletions, Model: a.Model, PromptTokenIDs: a.Tokens, MaxTokens: a.Output}}
+	req := &request.Request{Kind: request.KindCompletions, Model: a.Model, MaxTokens: a.MaxTokens}
+	if k.exactTokens() {
+		req.PromptTokenIDs = a.Tokens
+	} else {
+		req.Prompt = a.Text()
+	}
+	in := &route.Input{Path: "/v1/completions", Headers: map[string]string{}, Request: req}
 	if a.Session != "" {
 		in.Headers[k.cfg.Router.Session.Header] = a.Session
 	}
@@ -89,6 +94,11 @@ func (k *kvpick) Prepare(a *Arrival) (Pending, error) {
 	}
 	return kvPending{p}, nil
 }
+
+// exactTokens reports whether this configuration sees the engine's token
+// ids in production: only with KV events, whose hashes need them (a remote
+// or engine-matched tokenizer). Otherwise the picker tokenizes the text.
+func (k *kvpick) exactTokens() bool { return k.cfg.KV.Observation == v1.ObserveEvents }
 
 func (k *kvpick) Admission() *admission.Options {
 	if k.cfg.Admission.QueueThreshold == nil {

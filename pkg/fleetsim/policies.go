@@ -3,6 +3,7 @@ package fleetsim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
@@ -17,13 +18,14 @@ const (
 	PolicyKVObserved  = "kv-observed" // kv mode, KV events
 	PolicyKVQueue     = "kv+queue"    // kv mode with queue admission
 	PolicyGAIE        = "gaie-default"
-	PolicySGLang      = "sglang-cache-aware"
+	PolicySGLang      = "sglang-cache-aware"     // current launcher defaults
+	PolicySGLangV04   = "sglang-cache-aware-v04" // the earlier defaults
 	PolicyLeastQueue  = "least-queue"
 )
 
 // PolicyNames lists every standard policy in table order.
 var PolicyNames = []string{PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo, PolicyKV,
-	PolicyKVObserved, PolicyKVQueue, PolicyGAIE, PolicySGLang, PolicyLeastQueue}
+	PolicyKVObserved, PolicyKVQueue, PolicyGAIE, PolicySGLang, PolicySGLangV04, PolicyLeastQueue}
 
 // Options tune the standard policies.
 type Options struct {
@@ -32,6 +34,12 @@ type Options struct {
 	// OverlapWeight, when positive, overrides router.kvCost.overlapWeight in
 	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
 	OverlapWeight float64
+	// CostModel, DecodeWeight and BalanceBound, when set, override
+	// router.kvCost.model, decodeWeight and balanceBound in the kv policies.
+	CostModel     string
+	DecodeWeight  *float64
+	PrefillWeight *float64
+	BalanceBound  *time.Duration
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -61,6 +69,10 @@ func standard(name string, o Options) (Spec, bool) {
 			if w := o.OverlapWeight; w > 0 {
 				c.Router.KVCost.OverlapWeight = &w
 			}
+			c.Router.KVCost.Model, c.Router.KVCost.DecodeWeight, c.Router.KVCost.PrefillWeight = o.CostModel, o.DecodeWeight, o.PrefillWeight
+			if o.BalanceBound != nil {
+				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
+			}
 			mut(c)
 		})
 	}
@@ -75,12 +87,13 @@ func standard(name string, o Options) (Spec, bool) {
 		t := o.QueueThreshold
 		return kv(func(c *v1.Config) { c.Admission.QueueThreshold = &t }), true
 	case PolicyGAIE:
-		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 2},
-			v1.WeightedName{Name: v1.ScorerKVUtilization, Weight: 2}, v1.WeightedName{Name: v1.ScorerKVOverlap, Weight: 3}), true
+		return GAIEDefault(name, GAIEOptions{}), true
 	case PolicyLeastQueue:
 		return profile(name, v1.WeightedName{Name: v1.ScorerQueueDepth, Weight: 1}), true
 	case PolicySGLang:
 		return SGLangCacheAware(name, SGLangOptions{}), true
+	case PolicySGLangV04:
+		return SGLangCacheAware(name, SGLangV04Options()), true
 	}
 	return Spec{}, false
 }

@@ -7,17 +7,38 @@ import (
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/kvevents"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/workload"
 )
 
-// Arrival is a request as a policy sees it when it arrives.
+// Arrival is a request as a policy sees it when it arrives: what a client
+// sends, no more. Valid only during Prepare: the simulator reuses buffers,
+// so a policy must not keep Tokens or Text's result.
 type Arrival struct {
 	ID    int
 	Model string
-	// Tokens is the prompt, valid only during Prepare: the simulator reuses
-	// the buffer, so a policy must not keep it.
-	Tokens  []uint32
-	Output  int
-	Session string
+	// Tokens is the prompt's exact token ids. Only a policy that has exact
+	// tokens in production (an engine's tokenizer, e.g. to match its KV
+	// events) may read them; every other policy reads Text.
+	Tokens []uint32
+	// MaxTokens is max_tokens as the client sends it: a cap, 0 when it sends
+	// none. The true output length is the engine's to find out.
+	MaxTokens int
+	Session   string
+	text      *[]byte // render buffer, owned by the simulator
+	rendered  bool
+}
+
+// Text is the prompt as the client sends it (see workload.AppendText),
+// rendered on first use.
+func (a *Arrival) Text() []byte {
+	if a.text == nil {
+		a.text = new([]byte)
+	}
+	if !a.rendered {
+		*a.text = workload.AppendText((*a.text)[:0], a.Tokens)
+		a.rendered = true
+	}
+	return *a.text
 }
 
 // Policy routes requests in the simulator. A Policy is used by one

@@ -21,6 +21,7 @@ type Record struct {
 	Prompt, Cached, Output, Generated int
 	Endpoint                          int // fleet index, -1 when never dispatched
 	Rejected                          string
+	Status                            int // HTTP status of a rejection
 	Queued                            bool
 	Preemptions                       int
 }
@@ -32,6 +33,12 @@ func newRecord(r *workload.Request) Record {
 
 // Completed reports whether the request was served to its last token.
 func (r *Record) Completed() bool { return r.Rejected == "" && r.Finish >= 0 }
+
+// Refused reports a rejection for capacity (429 or 503, or any non-4xx):
+// the request was valid and the fleet did not serve it.
+func (r *Record) Refused() bool {
+	return r.Rejected != "" && (r.Status == 429 || r.Status < 400 || r.Status >= 500)
+}
 
 // TTFT is arrival to first token (queueing included).
 func (r *Record) TTFT() time.Duration { return r.First - r.Arrival }

@@ -2,6 +2,8 @@ package fleetsim
 
 import (
 	"cmp"
+	"context"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -9,60 +11,78 @@ import (
 	"github.com/kvpick/kvpick/pkg/kvevents"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/tokenize"
 )
 
-// SGLangOptions are the cache-aware policy's knobs, defaults as SGLang's
-// router documents them.
+// SGLangOptions are the cache-aware policy's knobs. The zero value takes the
+// current launcher's defaults (sgl-model-gateway's RouterArgs and its logged
+// CacheAware config: cache threshold 0.3, balance 64 / 1.5, eviction every
+// 60 s, trees of 2^26 characters, least-loaded on a miss); SGLangV04Options
+// are the older ones.
 type SGLangOptions struct {
 	// CacheThreshold: route to the best-matching endpoint only when its
-	// matched share of the prompt exceeds this (default 0.5).
+	// matched share of the prompt's characters exceeds this.
 	CacheThreshold float64
 	// BalanceAbs and BalanceRel: the load is imbalanced when max-min > abs
-	// AND max > rel*min (defaults 32 and 1.1); then the least loaded wins.
+	// AND max > rel*min; then the least loaded wins.
 	BalanceAbs int
 	BalanceRel float64
-	// MaxTreeTokens bounds each endpoint's tree (default 2^24 tokens, SGLang's
-	// 2^26 characters at ~4 characters a token).
-	MaxTreeTokens int
-	// EvictionInterval is how often trees are trimmed (default 120s).
+	// MaxTreeChars bounds each endpoint's tree in characters of prompt text.
+	MaxTreeChars int
+	// EvictionInterval is how often trees are trimmed to MaxTreeChars.
 	EvictionInterval time.Duration
-	// BlockSize is the tree's granularity in tokens (default 16).
-	BlockSize int
+	// SmallestTreeOnMiss sends a low match to the endpoint whose tree is
+	// smallest (the older policy) instead of the least loaded one.
+	SmallestTreeOnMiss bool
+	// BlockBytes is the tree's granularity in bytes of text (default 64).
+	// Upstream's radix tree matches single characters; a 64-byte block
+	// (about 16 tokens) keeps memory bounded and moves the match ratio by
+	// under one block.
+	BlockBytes int
+}
+
+// SGLangV04Options are the cache-aware router's earlier launcher defaults:
+// threshold 0.5, balance 32 / 1.1, eviction every 120 s, smallest tree on a miss.
+func SGLangV04Options() SGLangOptions {
+	return SGLangOptions{CacheThreshold: 0.5, BalanceAbs: 32, BalanceRel: 1.1, EvictionInterval: 120 * time.Second,
+		SmallestTreeOnMiss: true}
 }
 
 func (o *SGLangOptions) setDefaults() {
 	if o.CacheThreshold == 0 {
-		o.CacheThreshold = 0.5
+		o.CacheThreshold = 0.3
 	}
 	if o.BalanceAbs == 0 {
-		o.BalanceAbs = 32
+		o.BalanceAbs = 64
 	}
 	if o.BalanceRel == 0 {
-		o.BalanceRel = 1.1
+		o.BalanceRel = 1.5
 	}
-	if o.MaxTreeTokens == 0 {
-		o.MaxTreeTokens = 1 << 24
+	if o.MaxTreeChars == 0 {
+		o.MaxTreeChars = 1 << 26
 	}
 	if o.EvictionInterval == 0 {
-		o.EvictionInterval = 120 * time.Second
+		o.EvictionInterval = 60 * time.Second
 	}
-	if o.BlockSize == 0 {
-		o.BlockSize = 16
+	if o.BlockBytes == 0 {
+		o.BlockBytes = 64
 	}
 }
 
-// SGLangCacheAware is SGLang's cache-aware router as its documentation
-// describes it, as a baseline: it keeps its own approximate prefix tree per
-// endpoint built only from its own routing decisions (no engine feedback)
-// and its own in-flight request counts. When the load is imbalanced it
-// routes to the least loaded endpoint; otherwise to the endpoint with the
-// longest prefix match if that match covers more than CacheThreshold of the
-// prompt, else to the endpoint whose tree is smallest. The chosen endpoint's
-// tree then holds the prompt.
+// SGLangCacheAware is SGLang's cache-aware router as its source has it, as a
+// baseline: it sees the prompt text and keeps its own approximate prefix
+// tree per endpoint built only from its own routing decisions (no engine
+// feedback), and its own in-flight request counts. When the load is
+// imbalanced it routes to the least loaded endpoint; otherwise to the
+// endpoint with the longest prefix match if that match covers more than
+// CacheThreshold of the prompt, else to the least loaded endpoint (the
+// smallest tree with SmallestTreeOnMiss). Ties go at random. The chosen
+// endpoint's tree then holds the prompt.
 func SGLangCacheAware(name string, o SGLangOptions) Spec {
 	o.setDefaults()
 	return Spec{Name: name, Build: func(env Env) (Policy, error) {
-		p := &sglang{o: o, now: env.Now, seed: kvindex.Seed(env.Model, "", "")}
+		p := &sglang{o: o, now: env.Now, seed: kvindex.Seed(env.Model, "", ""),
+			rnd: rand.New(rand.NewPCG(uint64(env.Seed), 0x73676c))}
 		for _, e := range env.Set.Snapshot().List {
 			p.eps = append(p.eps, &sgEndpoint{key: e.Key(), tree: map[uint64]int64{}})
 		}
@@ -74,8 +94,11 @@ type sglang struct {
 	o         SGLangOptions
 	now       func() time.Time
 	seed      uint64
+	rnd       *rand.Rand
 	eps       []*sgEndpoint
 	lastEvict time.Time
+	tokens    []uint32
+	ties      []*sgEndpoint
 }
 
 // sgEndpoint is one endpoint's approximate tree (a set of chained block
@@ -88,16 +111,24 @@ type sgEndpoint struct {
 }
 
 type sgPending struct {
-	chain  []uint64
-	tokens int
+	chain []uint64
+	chars int
 }
 
-func (p *sgPending) PromptTokens() int { return p.tokens }
+func (p *sgPending) PromptTokens() int { return p.chars / tokenize.BytesPerToken }
 func (p *sgPending) Priority() int     { return 0 }
 
+// Prepare hashes the text in BlockBytes blocks (the bytes tokenizer makes
+// four bytes one id).
 func (p *sglang) Prepare(a *Arrival) (Pending, error) {
-	chain := kvindex.BlockHashes(nil, p.seed, a.Tokens, p.o.BlockSize)
-	return &sgPending{chain: chain, tokens: len(a.Tokens)}, nil
+	text := a.Text()
+	var err error
+	p.tokens, err = tokenize.Bytes{}.Tokenize(context.Background(), "", text, p.tokens[:0])
+	if err != nil {
+		return nil, err
+	}
+	chain := kvindex.BlockHashes(nil, p.seed, p.tokens, p.o.BlockBytes/tokenize.BytesPerToken)
+	return &sgPending{chain: chain, chars: len(text)}, nil
 }
 
 func (p *sglang) Admission() *admission.Options                  { return nil }
@@ -129,34 +160,39 @@ func (p *sglang) route(pd *sgPending) Ticket {
 }
 
 func (p *sglang) choose(pd *sgPending) *sgEndpoint {
-	lo, hi := p.eps[0], p.eps[0]
+	lo, hi := p.eps[0].load, p.eps[0].load
 	for _, e := range p.eps {
-		if e.load < lo.load {
-			lo = e
-		}
-		if e.load > hi.load {
-			hi = e
-		}
+		lo, hi = min(lo, e.load), max(hi, e.load)
 	}
-	if hi.load-lo.load > p.o.BalanceAbs && float64(hi.load) > p.o.BalanceRel*float64(lo.load) {
-		return lo
+	if hi-lo > p.o.BalanceAbs && float64(hi) > p.o.BalanceRel*float64(lo) {
+		return p.pick(func(e *sgEndpoint) int { return e.load })
 	}
-	best, bestN := p.eps[0], -1
+	bestN := 0
 	for _, e := range p.eps {
-		if n := p.matchLen(e, pd.chain); n > bestN || (n == bestN && e.load < best.load) {
-			best, bestN = e, n
-		}
+		bestN = max(bestN, p.matchLen(e, pd.chain))
 	}
-	if pd.tokens > 0 && float64(bestN*p.o.BlockSize)/float64(pd.tokens) > p.o.CacheThreshold {
-		return best
+	if pd.chars > 0 && float64(bestN*p.o.BlockBytes)/float64(pd.chars) > p.o.CacheThreshold {
+		return p.pick(func(e *sgEndpoint) int { return -p.matchLen(e, pd.chain) })
 	}
-	small := p.eps[0]
+	if p.o.SmallestTreeOnMiss {
+		return p.pick(func(e *sgEndpoint) int { return len(e.tree) })
+	}
+	return p.pick(func(e *sgEndpoint) int { return e.load })
+}
+
+// pick returns an endpoint with the smallest key(e), at random among ties.
+func (p *sglang) pick(key func(*sgEndpoint) int) *sgEndpoint {
+	p.ties = p.ties[:0]
+	best := 0
 	for _, e := range p.eps {
-		if len(e.tree) < len(small.tree) {
-			small = e
+		k := key(e)
+		if len(p.ties) == 0 || k < best {
+			best, p.ties = k, append(p.ties[:0], e)
+		} else if k == best {
+			p.ties = append(p.ties, e)
 		}
 	}
-	return small
+	return p.ties[p.rnd.IntN(len(p.ties))]
 }
 
 // Tick trims every tree to its bound, least recently used blocks first,
@@ -166,7 +202,7 @@ func (p *sglang) Tick(now time.Time) {
 		return
 	}
 	p.lastEvict = now
-	limit := p.o.MaxTreeTokens / p.o.BlockSize
+	limit := p.o.MaxTreeChars / p.o.BlockBytes
 	for _, e := range p.eps {
 		if len(e.tree) > limit {
 			evictOldest(e.tree, len(e.tree)-limit)

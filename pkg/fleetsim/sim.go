@@ -39,6 +39,7 @@ type sim struct {
 	// maxQueue and maxQueuedTokens are the admission queue's peaks.
 	maxQueue, maxQueuedTokens int
 	scratch                   []uint32
+	text                      []byte // Arrival.Text's buffer
 }
 
 // flight is a dispatched request.
@@ -186,7 +187,8 @@ func (s *sim) arrive() {
 	// policies keep no reference to it; a queued request gets its own copy.
 	tokens := s.x.Append(s.scratch[:0], r)
 	s.scratch = tokens
-	p, err := s.pol.Prepare(&Arrival{ID: id, Model: s.cfg.Model, Tokens: tokens, Output: r.Output, Session: r.Session})
+	a := &Arrival{ID: id, Model: s.cfg.Model, Tokens: tokens, MaxTokens: s.cfg.ClientMaxTokens, Session: r.Session, text: &s.text}
+	p, err := s.pol.Prepare(a)
 	if err != nil {
 		s.reject(id, err)
 		return
@@ -266,10 +268,10 @@ func (s *sim) reject(id int, err error) {
 		s.check.fail("request %d ended twice", id)
 		return
 	}
-	rec.Rejected = "error"
+	rec.Rejected, rec.Status = "error", 500
 	var ae *apierr.Error
 	if errors.As(err, &ae) {
-		rec.Rejected = ae.Type
+		rec.Rejected, rec.Status = ae.Type, ae.Status
 	}
 	rec.Finish = s.now
 	s.open--

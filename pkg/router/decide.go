@@ -30,6 +30,7 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 		}
 		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
 	}
+	r.fillRates(cands)
 	return cands
 }
 
@@ -60,6 +61,8 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if p.Session != "" {
 		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
+		p.Req.NewSession = p.Req.Pinned == ""
+		r.rates.learner.ObserveSession(p.Req.NewSession)
 	}
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	cands := r.candidates(p, *buf)
@@ -82,6 +85,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 		d.headers = workerHeaders(primary)
 	}
 	now := r.deps.Now()
+	d.expect = r.expect(p, primary, now)
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.unreserve(p)
 	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {

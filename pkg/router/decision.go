@@ -25,6 +25,7 @@ type Decision struct {
 
 	mu        sync.Mutex
 	handle    *activework.Handle // started by choose
+	expect    *expectation       // the time model's prediction, to learn from
 	committed bool
 	done      bool
 }
@@ -79,7 +80,9 @@ func (d *Decision) FirstToken() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.done && d.committed {
-		d.handle.PrefillDone(d.r.deps.Now())
+		now := d.r.deps.Now()
+		d.handle.PrefillDone(now)
+		d.learnFirst(now)
 		d.r.publishActive(d.handle.Endpoint())
 	}
 }
@@ -89,7 +92,9 @@ func (d *Decision) Progress(completionTokens int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.done && d.committed {
-		d.handle.Progress(completionTokens, d.r.deps.Now())
+		now := d.r.deps.Now()
+		d.handle.Progress(completionTokens, now)
+		d.learnProgress(completionTokens, now)
 	}
 }
 
@@ -97,6 +102,11 @@ func (d *Decision) Progress(completionTokens int) {
 func (d *Decision) Usage(u request.Usage) {
 	if u.PromptTokens > 0 {
 		telemetry.EngineCachedRatio.WithLabelValues(d.r.deps.Pool).Observe(float64(u.CachedTokens) / float64(u.PromptTokens))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.committed {
+		d.learnUsage(u.PromptTokens, u.CachedTokens, u.CompletionTokens)
 	}
 }
 

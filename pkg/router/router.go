@@ -55,6 +55,7 @@ type Router struct {
 	sessions *sessions
 	stride   int                 // index every stride-th block (v1alpha1 KV.IndexStride)
 	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
+	rates    *rates
 }
 
 // New builds a router for a validated, defaulted config.
@@ -83,6 +84,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	if cfg.KV.Observation != v1.ObservePredicted && cfg.KV.HostHitWeight != nil && cfg.KV.DiskHitWeight != nil {
 		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
 	}
+	r.initRates()
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)

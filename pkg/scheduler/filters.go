@@ -22,10 +22,12 @@ type Busy struct {
 	PrefillTokensFrac *float64
 }
 
-// IsBusy reports whether c is past any threshold (OR-combined).
+// IsBusy reports whether c is past any threshold (OR-combined). The decode
+// threshold counts only KV-holding work (requests past their first token):
+// a request waiting in the engine's own queue holds no KV.
 func (b Busy) IsBusy(c *Candidate) bool {
 	if b.DecodeBlocksFrac != nil && c.Capacity.TotalBlocks > 0 &&
-		float64(c.Active.DecodeBlocks) > *b.DecodeBlocksFrac*float64(c.Capacity.TotalBlocks) {
+		float64(c.Active.HeldBlocks()) > *b.DecodeBlocksFrac*float64(c.Capacity.TotalBlocks) {
 		return true
 	}
 	if b.PrefillTokens != nil && c.Active.PrefillTokens > *b.PrefillTokens {

@@ -40,7 +40,7 @@ func New(cfg v1.Router) (*Scheduler, error) {
 	if err := s.setFilters([]string{v1.FilterModel, v1.FilterSubset, v1.FilterHealth, v1.FilterBusy}, busy); err != nil {
 		return nil, err
 	}
-	kv := KVCost{OverlapWeight: *cfg.KVCost.OverlapWeight, ActiveRequestWeight: *cfg.KVCost.ActiveRequestWeight}
+	kv := kvCostFor(cfg.KVCost)
 	rr := roundRobinPicker{next: new(atomic.Uint64)}
 	switch cfg.Mode {
 	case v1.ModeRoundRobin:
@@ -53,7 +53,7 @@ func New(cfg v1.Router) (*Scheduler, error) {
 	case v1.ModePowerOfTwo:
 		s.picker = powerOfTwoPicker{}
 	case v1.ModeKV:
-		s.scorers = []weighted{{kvCostScorer{kv}, 1}}
+		s.scorers = []weighted{{kv, 1}}
 		s.picker, _ = pickerFor(v1.PickerSoftmax, *cfg.KVCost.Temperature, rr)
 	case v1.ModeDirect:
 		s.direct = true
@@ -70,7 +70,7 @@ func New(cfg v1.Router) (*Scheduler, error) {
 	return s, nil
 }
 
-func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv KVCost, rr roundRobinPicker) error {
+func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv Scorer, rr roundRobinPicker) error {
 	if p == nil {
 		return fmt.Errorf("router.profile: required for mode custom")
 	}
@@ -122,10 +122,10 @@ func filterFor(name string, busy Busy) (Filter, error) {
 	return nil, fmt.Errorf("router.profile: unknown filter %q", name)
 }
 
-func scorerFor(name string, kv KVCost) (Scorer, error) {
+func scorerFor(name string, kv Scorer) (Scorer, error) {
 	switch name {
 	case v1.ScorerKVCost:
-		return kvCostScorer{kv}, nil
+		return kv, nil
 	case v1.ScorerKVOverlap:
 		return kvOverlapScorer{}, nil
 	case v1.ScorerPrefillTokens:

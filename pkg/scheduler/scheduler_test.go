@@ -106,6 +106,7 @@ func TestKVPrefersCacheUnlessBacklogOutweighsIt(t *testing.T) {
 
 func TestFiltersAndErrors(t *testing.T) {
 	decodeFull := cand{total: 100, active: activework.Counts{DecodeBlocks: 101}}
+	decodeQueued := cand{total: 100, active: activework.Counts{DecodeBlocks: 101, PendingBlocks: 60}} // 41 held
 	cases := []struct {
 		name       string
 		specs      []cand
@@ -123,8 +124,10 @@ func TestFiltersAndErrors(t *testing.T) {
 		{name: "subset partial", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.2:8000", "9.9.9.9:1"}}, wantKeys: []string{"10.0.0.2:8000"}},
 		{name: "subset by IP when the port is not a pool port", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.3:9090"}}, wantKeys: []string{"10.0.0.3:8000"}},
 		{name: "subset IP without port", specs: []cand{{}, {}, {}}, req: Request{SubsetPresent: true, Subset: []string{"10.0.0.1"}}, wantKeys: []string{"10.0.0.1:8000"}},
-		{name: "all busy by decode", specs: []cand{decodeFull, decodeFull}, wantStatus: 503, wantType: apierr.TypeOverloaded, wantMsg: "all eligible endpoints are overloaded"},
-		{name: "busy excluded", specs: []cand{decodeFull, {}}, wantKeys: []string{"10.0.0.2:8000"}},
+		{name: "busy is opt-in: full endpoints still routed", specs: []cand{decodeFull, decodeFull}, wantKeys: []string{"10.0.0.1:8000"}},
+		{name: "all busy by decode", specs: []cand{decodeFull, decodeFull}, mut: decodeBusy, wantStatus: 503, wantType: apierr.TypeOverloaded, wantMsg: "all eligible endpoints are overloaded"},
+		{name: "busy excluded", specs: []cand{decodeFull, {}}, mut: decodeBusy, wantKeys: []string{"10.0.0.2:8000"}},
+		{name: "queued work holds no KV", specs: []cand{decodeQueued, {}}, mut: decodeBusy, wantKeys: []string{"10.0.0.1:8000"}},
 		{name: "prefill frac", specs: []cand{{active: activework.Counts{PrefillTokens: 5000}}, {active: activework.Counts{PrefillTokens: 4000}}},
 			mut: func(r *v1.Router) { f := 0.5; r.Busy.ActivePrefillTokensFrac = &f }, wantKeys: []string{"10.0.0.2:8000"}},
 		{name: "prefill abs", specs: []cand{{active: activework.Counts{PrefillTokens: 101}}, {active: activework.Counts{PrefillTokens: 100}}},
@@ -250,7 +253,7 @@ func TestDirect(t *testing.T) {
 }
 
 func TestSessionPinAndSoftmax(t *testing.T) {
-	s := mustNew(t, router(v1.ModeKV))
+	s := mustNew(t, router(v1.ModeKV, decodeBusy))
 	got, res, _ := s.Schedule(&Request{Pinned: "10.0.0.2:8000", PromptTokens: 160, Blocks: 10, BlockSize: 16},
 		fleet(t, cand{cached: 10}, cand{}))
 	if got[0].Key() != "10.0.0.2:8000" || !res.Pinned {
@@ -311,3 +314,6 @@ func TestKVUtilizationIsAbsolute(t *testing.T) {
 		}
 	}
 }
+
+// decodeBusy turns on the decode busy threshold at 1.0 (off by default).
+func decodeBusy(r *v1.Router) { f := 1.0; r.Busy.ActiveDecodeBlocks = &f }

@@ -10,6 +10,7 @@ package scheduler
 
 import (
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/costmodel"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 )
 
@@ -29,6 +30,9 @@ type Request struct {
 	Override string
 	// Pinned is the session's endpoint, used when still eligible.
 	Pinned string
+	// NewSession marks the first request of a session: where it goes, the
+	// session's later requests follow.
+	NewSession bool
 }
 
 // Candidate is one endpoint's state for this decision.
@@ -39,6 +43,9 @@ type Candidate struct {
 	Active   activework.Counts
 	// CachedBlocks is how many leading prompt blocks the endpoint holds.
 	CachedBlocks int
+	// Rates are the endpoint's learned engine rates for the time cost model;
+	// zero means the configured ones.
+	Rates costmodel.Rates
 }
 
 // Key is the candidate's "ip:port".

@@ -196,3 +196,24 @@ func TestExpanderBound(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendTextKeepsPrefixesAndAveragesFourBytes(t *testing.T) {
+	x := NewExpander()
+	a := x.Tokens(&Request{Segments: []Segment{{ID: 1, Len: 1000}, {ID: 2, Len: 1000}}})
+	b := x.Tokens(&Request{Segments: []Segment{{ID: 1, Len: 1000}, {ID: 3, Len: 1000}}})
+	ta, tb := AppendText(nil, a), AppendText(nil, b)
+	common := 0
+	for common < min(len(ta), len(tb)) && ta[common] == tb[common] {
+		common++
+	}
+	prefix := len(AppendText(nil, a[:1000]))
+	if common < prefix || common > prefix+6 {
+		t.Fatalf("shared text prefix %d bytes, want the first 1000 tokens' %d (+ a partial word)", common, prefix)
+	}
+	if perTok := float64(len(ta)) / float64(len(a)); perTok < 3.7 || perTok > 4.3 {
+		t.Fatalf("%.2f bytes per token, want about 4", perTok)
+	}
+	if string(AppendText(nil, []uint32{7, 7})) != string(AppendText(nil, []uint32{7}))+string(AppendText(nil, []uint32{7})) {
+		t.Fatal("a token's word depends on more than its id")
+	}
+}

@@ -1,0 +1,123 @@
+package costmodel
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+)
+
+func base() Rates {
+	c := v1.Default().Router.KVCost.Rates
+	return FromConfig(c)
+}
+
+func TestDefaultsAndWork(t *testing.T) {
+	r := base()
+	if r.PrefillTokensPerSec != 15928 || r.StepOverhead != 0.01 || math.Abs(r.DecodePerContextToken-39e-9) > 1e-15 || r.OutputTokens != 128 {
+		t.Fatalf("defaults %+v", r)
+	}
+	// 12k tokens cost 20 % more than 12k short-prompt tokens; a later chunk pays for what precedes it.
+	if w := r.PrefillWork(0, 12000); math.Abs(w-14400) > 1e-9 {
+		t.Fatalf("PrefillWork(0, 12000) = %v, want 14400", w)
+	}
+	if w := r.PrefillWork(6000, 1200); math.Abs(w-(1200+(7200.0*7200-6000*6000)/60000)) > 1e-9 {
+		t.Fatalf("PrefillWork(6000, 1200) = %v", w)
+	}
+	if s := r.Step(10, 100000); math.Abs(s-(0.01+10*20e-6+100000*39e-9)) > 1e-12 {
+		t.Fatalf("Step = %v", s)
+	}
+}
+
+// engineTTFT is what an engine that prefills at rate would show for o.
+func engineTTFT(rate float64, o TTFT) float64 {
+	r := base()
+	return (float64(o.QueuedTokens)+r.PrefillWork(o.CachedTokens, o.PromptTokens-o.CachedTokens))/rate + o.StepSeconds
+}
+
+// TestLearnsEachEndpointsPrefillRate: one endpoint prefills at half the
+// configured rate, one at the configured rate; each converges to its own.
+func TestLearnsEachEndpointsPrefillRate(t *testing.T) {
+	l := NewLearner(base(), 0.05, "t", logr.Discard(), nil)
+	for i := range 300 {
+		o := TTFT{QueuedTokens: 1000 * (i % 5), PromptTokens: 8000, CachedTokens: 2000 * (i % 3), StepSeconds: 0.012}
+		slow, fast := o, o
+		slow.Observed, fast.Observed = engineTTFT(15928/2, o), engineTTFT(15928, o)
+		l.ObserveTTFT("slow", slow)
+		l.ObserveTTFT("fast", fast)
+	}
+	if got := l.Rates("slow").PrefillTokensPerSec; math.Abs(got-15928/2) > 0.05*15928/2 {
+		t.Errorf("slow endpoint learned %.0f tokens/s, want ~%d", got, 15928/2)
+	}
+	if got := l.Rates("fast").PrefillTokensPerSec; math.Abs(got-15928) > 0.02*15928 {
+		t.Errorf("fast endpoint learned %.0f tokens/s, want ~15928", got)
+	}
+	if got := l.Rates("unseen").PrefillTokensPerSec; got != 15928 {
+		t.Errorf("unseen endpoint %.0f, want the configured rate", got)
+	}
+}
+
+// TestOutlierMovesBoundedStep: one TTFT 100x the prediction (a request
+// stuck behind traffic the picker never saw) moves the rate by at most
+// 2^alpha; the rate never leaves 8x of the configured one.
+func TestOutlierMovesBoundedStep(t *testing.T) {
+	l := NewLearner(base(), 0.05, "t", logr.Discard(), nil)
+	o := TTFT{PromptTokens: 8000, StepSeconds: 0.01}
+	o.Observed = 100 * engineTTFT(15928, o)
+	l.ObserveTTFT("e", o)
+	if got, floor := l.Rates("e").PrefillTokensPerSec, 15928/math.Pow(2, 0.05); got < floor-1e-6 {
+		t.Fatalf("after one outlier %.0f tokens/s, want >= %.0f", got, floor)
+	}
+	for range 2000 {
+		l.ObserveTTFT("e", o)
+	}
+	if got := l.Rates("e").PrefillTokensPerSec; got < 15928/8-1 {
+		t.Fatalf("after many outliers %.0f tokens/s, want >= %d", got, 15928/8)
+	}
+}
+
+func TestLearnsStepTimeAndOutput(t *testing.T) {
+	l := NewLearner(base(), 0.1, "t", logr.Discard(), func() time.Time { return time.Unix(0, 0) })
+	for range 200 {
+		l.ObserveITL("e", 0.03, 0.02) // steps take 1.5x what the configured rates say
+		l.ObserveOutput(400)
+	}
+	r := l.Rates("e")
+	if math.Abs(r.StepOverhead-0.015) > 0.0005 || math.Abs(r.OutputTokens-400) > 1 {
+		t.Fatalf("step overhead %v (want 0.015), output %v (want 400)", r.StepOverhead, r.OutputTokens)
+	}
+}
+
+func TestLearnsRequestsPerSession(t *testing.T) {
+	l := NewLearner(base(), 0.05, "t", logr.Discard(), nil)
+	if got := l.Rates("e").SessionRequests; got != 1 {
+		t.Fatalf("before any session: %v, want 1", got)
+	}
+	for range 100 {
+		l.ObserveSession(true)
+		for range 4 {
+			l.ObserveSession(false)
+		}
+	}
+	if got := l.Rates("e").SessionRequests; math.Abs(got-5) > 0.1 {
+		t.Fatalf("5-request sessions learned as %v", got)
+	}
+}
+
+// TestQueuedObservationsDoNotTeachTheRate: with prefill queued ahead the
+// picker's count includes work already part done, so only requests with
+// nothing ahead move the rate (the error metric still sees every request).
+func TestQueuedObservationsDoNotTeachTheRate(t *testing.T) {
+	l := NewLearner(base(), 0.5, "t", logr.Discard(), nil)
+	o := TTFT{QueuedTokens: 50000, PromptTokens: 8000, StepSeconds: 0.01}
+	o.Observed = 0.2 // far faster than 58,000 tokens at 15,928/s: the queue was mostly done
+	for range 20 {
+		l.ObserveTTFT("e", o)
+	}
+	if got := l.Rates("e").PrefillTokensPerSec; got != 15928 {
+		t.Fatalf("queued observations moved the rate to %.0f", got)
+	}
+}

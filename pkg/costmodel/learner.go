@@ -1,0 +1,183 @@
+package costmodel
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// Bounds of learning: one observation moves a rate by at most a factor of 2
+// (before the learning rate), and a learned rate stays within 8x of the
+// configured one, so a few outliers (a request queued behind traffic this
+// picker never saw) cannot run the model away.
+const (
+	maxStepLog  = math.Ln2
+	maxScaleLog = 3 * math.Ln2
+	// warnAfter observations with a mean error past 2x, the learner logs.
+	warnAfter = 20
+	warnEvery = time.Minute
+)
+
+// Learner learns per-endpoint Rates online. Safe for concurrent use.
+type Learner struct {
+	mu    sync.Mutex
+	base  Rates
+	alpha float64
+	pool  string
+	log   logr.Logger
+	now   func() time.Time
+	eps   map[string]*learned
+	out   float64 // learned mean output tokens (all endpoints)
+	// sessions and sessionReqs count new sessions and requests carrying a
+	// session id, for the mean requests per session.
+	sessions, sessionReqs float64
+}
+
+// learned is one endpoint's state: log scales of prefill time and step time
+// relative to the base rates, and the running prediction error.
+type learned struct {
+	prefillLog, stepLog float64
+	errLog              float64 // EWMA of |log(observed/predicted)| TTFT
+	n                   int
+	warned              time.Time
+}
+
+// NewLearner starts every endpoint at base, moving by alpha per observation.
+func NewLearner(base Rates, alpha float64, pool string, log logr.Logger, now func() time.Time) *Learner {
+	if now == nil {
+		now = time.Now
+	}
+	return &Learner{base: base, alpha: alpha, pool: pool, log: log, now: now, eps: map[string]*learned{}, out: base.OutputTokens}
+}
+
+// Rates returns endpoint's current rates.
+func (l *Learner) Rates(endpoint string) Rates {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.base
+	r.OutputTokens = l.out
+	r.SessionRequests = 1
+	if l.sessions > 0 {
+		r.SessionRequests = max(l.sessionReqs/l.sessions, 1)
+	}
+	if e := l.eps[endpoint]; e != nil {
+		r.PrefillTokensPerSec /= math.Exp(e.prefillLog)
+		f := math.Exp(e.stepLog)
+		r.StepOverhead, r.DecodePerSeq, r.DecodePerContextToken = r.StepOverhead*f, r.DecodePerSeq*f, r.DecodePerContextToken*f
+	}
+	return r
+}
+
+func (l *Learner) state(endpoint string) *learned {
+	e := l.eps[endpoint]
+	if e == nil {
+		e = &learned{}
+		l.eps[endpoint] = e
+	}
+	return e
+}
+
+// TTFT is one request's first-token observation with what the prediction
+// assumed at dispatch, corrected by the engine's usage report.
+type TTFT struct {
+	// Observed and Predicted time to first token, in seconds.
+	Observed, Predicted float64
+	// QueuedTokens is the prefill ahead of it at dispatch.
+	QueuedTokens int
+	// PromptTokens and CachedTokens as the engine reported them.
+	PromptTokens, CachedTokens int
+	// StepSeconds is the non-prefill time the prediction included.
+	StepSeconds float64
+}
+
+// ObserveTTFT moves endpoint's prefill rate toward what o implies.
+func (l *Learner) ObserveTTFT(endpoint string, o TTFT) {
+	if o.Observed <= 0 || o.PromptTokens <= 0 {
+		return
+	}
+	telemetry.CostTTFTError.WithLabelValues(l.pool).Observe(o.Observed - o.Predicted)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.state(endpoint)
+	rate := l.base.PrefillTokensPerSec / math.Exp(e.prefillLog)
+	r := l.base
+	work := float64(o.QueuedTokens) + r.PrefillWork(o.CachedTokens, o.PromptTokens-o.CachedTokens)
+	predicted := work / rate
+	observed := max(o.Observed-o.StepSeconds, predicted/4) // all step time: prefill was at least this fast
+	// Only a request with nothing queued ahead teaches the rate: the picker's
+	// queued tokens include prefills already part done, which would make the
+	// engine look faster than it is.
+	if predicted > 0 && o.QueuedTokens == 0 {
+		e.prefillLog = clamp(e.prefillLog+l.alpha*clamp(math.Log(observed/predicted), maxStepLog), maxScaleLog)
+	}
+	if o.Predicted > 0 {
+		e.errLog += l.alpha * (math.Abs(math.Log(o.Observed/o.Predicted)) - e.errLog)
+	}
+	e.n++
+	telemetry.CostPrefillRate.WithLabelValues(endpoint).Set(l.base.PrefillTokensPerSec / math.Exp(e.prefillLog))
+	l.warnIfOff(endpoint, e)
+}
+
+// warnIfOff logs, at most once a minute per endpoint, when predictions have
+// been off by more than 2x on average.
+func (l *Learner) warnIfOff(endpoint string, e *learned) {
+	now := l.now()
+	if e.n < warnAfter || e.errLog < math.Ln2 || now.Sub(e.warned) < warnEvery {
+		return
+	}
+	e.warned = now
+	l.log.Info("kv time cost: predicted TTFT stays off by more than 2x; check router.kvCost.rates or traffic bypassing the picker",
+		"endpoint", endpoint, "meanErrorFactor", math.Exp(e.errLog), "observations", e.n)
+}
+
+// ObserveITL moves endpoint's step time toward an observed inter-token
+// time, given the step time the configured (base) rates predict for the
+// batch it ran in (both in seconds).
+func (l *Learner) ObserveITL(endpoint string, observed, predicted float64) {
+	if observed <= 0 || predicted <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.state(endpoint)
+	e.stepLog = clamp(e.stepLog+l.alpha*clamp(math.Log(observed/predicted)-e.stepLog, maxStepLog), maxScaleLog)
+	telemetry.CostDecodeStep.WithLabelValues(endpoint).Set(math.Exp(e.stepLog))
+}
+
+// ObserveSession counts a request carrying a session id, and whether it
+// opened the session. Counts decay by the learning rate per new session, so
+// the mean follows changing traffic.
+func (l *Learner) ObserveSession(opened bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if opened {
+		keep := 1 - l.alpha/10 // a session spans several requests: decay slower than per-request rates
+		l.sessions, l.sessionReqs = l.sessions*keep+1, l.sessionReqs*keep
+	}
+	l.sessionReqs++
+}
+
+// ObserveOutput learns the mean output length from a finished request.
+func (l *Learner) ObserveOutput(tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.out += l.alpha * (float64(tokens) - l.out)
+}
+
+// Forget drops an endpoint's learned state (it left the pool).
+func (l *Learner) Forget(endpoint string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.eps, endpoint)
+	telemetry.CostPrefillRate.DeleteLabelValues(endpoint)
+	telemetry.CostDecodeStep.DeleteLabelValues(endpoint)
+}
+
+func clamp(x, bound float64) float64 { return max(-bound, min(bound, x)) }

@@ -1,0 +1,99 @@
+package router
+
+import (
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/costmodel"
+	"github.com/kvpick/kvpick/pkg/scheduler"
+)
+
+// itlWindow is how many output tokens an inter-token observation spans:
+// fewer would feed the learner a call per token.
+const itlWindow = 16
+
+// rates is the router's side of the time cost model: the learner fed from
+// decisions' lifecycles and the predictor that says what a decision expects.
+type rates struct {
+	learner *costmodel.Learner
+	model   scheduler.TimeCost
+}
+
+func (r *Router) initRates() {
+	k := r.cfg.Router.KVCost
+	base := costmodel.FromConfig(k.Rates)
+	alpha := 0.05
+	if k.Rates.LearnRate != nil {
+		alpha = *k.Rates.LearnRate
+	}
+	w := 0.0
+	if k.DecodeWeight != nil {
+		w = *k.DecodeWeight
+	}
+	r.rates = &rates{learner: costmodel.NewLearner(base, alpha, r.deps.Pool, r.deps.Log, r.deps.Now),
+		model: scheduler.TimeCost{Base: base, DecodeWeight: w}} // predictions only: weights do not matter
+}
+
+// Learner is the online rate learner (for metrics and tests).
+func (r *Router) Learner() *costmodel.Learner { return r.rates.learner }
+
+// fillRates gives each candidate its endpoint's learned rates.
+func (r *Router) fillRates(cands []scheduler.Candidate) {
+	for i := range cands {
+		cands[i].Rates = r.rates.learner.Rates(cands[i].Key())
+	}
+}
+
+// expectation is what a decision predicted for its primary, kept to learn
+// from its lifecycle.
+type expectation struct {
+	pred     scheduler.Prediction
+	stepBase float64 // one step's time at the configured rates, for the ITL ratio
+	sent     time.Time
+	first    time.Time
+	lastAt   time.Time
+	lastN    int
+	ttft     float64
+}
+
+// expect records what the time model predicts for p on its chosen primary.
+func (r *Router) expect(p *Prepared, c *scheduler.Candidate, now time.Time) *expectation {
+	pred := r.rates.model.Predict(&p.Req, c)
+	base := r.rates.model.Base
+	return &expectation{pred: pred, sent: now, stepBase: base.Step(pred.Running+1, pred.ContextTokens+p.Req.PromptTokens)}
+}
+
+// learnFirst notes the first token's time.
+func (d *Decision) learnFirst(now time.Time) {
+	if e := d.expect; e != nil && e.first.IsZero() {
+		e.first, e.lastAt = now, now
+		e.ttft = now.Sub(e.sent).Seconds()
+	}
+}
+
+// learnProgress feeds an inter-token time every itlWindow tokens.
+func (d *Decision) learnProgress(tokens int, now time.Time) {
+	e := d.expect
+	if e == nil || e.first.IsZero() || tokens-e.lastN < itlWindow {
+		return
+	}
+	itl := now.Sub(e.lastAt).Seconds() / float64(tokens-e.lastN)
+	e.lastAt, e.lastN = now, tokens
+	// Steps that also ran prefill chunks say nothing about decode steps: learn
+	// only while the endpoint has no prefill pending (as far as this picker knows).
+	if d.r.deps.Active.Counts(d.handle.Endpoint()).PrefillTokens == 0 {
+		d.r.rates.learner.ObserveITL(d.handle.Endpoint(), itl, e.stepBase)
+	}
+}
+
+// learnUsage feeds the first-token observation with the engine's own
+// prompt and cached counts, and the output length.
+func (d *Decision) learnUsage(prompt, cached, completion int) {
+	e := d.expect
+	if e == nil || e.ttft <= 0 {
+		return
+	}
+	l := d.r.rates.learner
+	l.ObserveTTFT(d.handle.Endpoint(), costmodel.TTFT{Observed: e.ttft, Predicted: e.pred.TTFT,
+		QueuedTokens: e.pred.QueuedTokens, PromptTokens: prompt, CachedTokens: cached, StepSeconds: e.pred.StepSeconds})
+	l.ObserveOutput(completion)
+}

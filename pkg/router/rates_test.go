@@ -1,0 +1,61 @@
+package router
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/request"
+)
+
+// TestLifecycleTeachesRates: an endpoint whose first tokens come four times
+// later than the configured prefill rate predicts ends up with a lower
+// learned rate and a prediction closer to what it shows; the other endpoint
+// keeps the configured rate. Usage's cached count, not the picker's guess,
+// is what the rate is judged against.
+func TestLifecycleTeachesRates(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	const prompt = 8000 // tokens of prompt the engine reports, none cached
+	slow := ""
+	for i := range 200 {
+		p, err := f.r.Prepare(context.Background(), input(words("q", 1000+i), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.r.Decide(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := d.Endpoints()[0]
+		if slow == "" {
+			slow = ep
+		}
+		took := 0.02 + float64(prompt)/15928 // what the configured rates say, plus a step
+		if ep == slow {
+			took = 0.02 + 4*float64(prompt)/15928
+		}
+		f.mu.Lock()
+		f.now = f.now.Add(time.Duration(took * float64(time.Second)))
+		f.mu.Unlock()
+		d.FirstToken()
+		d.Usage(request.Usage{PromptTokens: prompt, CompletionTokens: 50})
+		d.Done(nil)
+	}
+	rs, rf := f.r.Learner().Rates(slow), 0.0
+	for _, e := range f.set.Snapshot().List {
+		if e.Key() != slow {
+			rf = f.r.Learner().Rates(e.Key()).PrefillTokensPerSec
+		}
+	}
+	// work per request is 8000*(1+8000/60000) token equivalents; the slow one took 4x the flat time.
+	if rs.PrefillTokensPerSec > 0.5*15928 || rs.PrefillTokensPerSec < 15928/8 {
+		t.Errorf("slow endpoint learned %.0f tokens/s, want well under the configured 15,928 (bounded at 1/8)", rs.PrefillTokensPerSec)
+	}
+	if rf != 0 && math.Abs(rf-15928)/15928 > 0.5 {
+		t.Errorf("fast endpoint learned %.0f tokens/s, want near 15,928", rf)
+	}
+	if rs.OutputTokens > 60 {
+		t.Errorf("output length learned %.0f, want near 50", rs.OutputTokens)
+	}
+}

@@ -1,0 +1,134 @@
+package scheduler
+
+import (
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/costmodel"
+)
+
+// TimeCost is the kv cost in seconds (router.kvCost.model "time"): the
+// request's predicted time to first token on an endpoint, plus PrefillWeight
+// times its own prefill time (what it delays later arrivals by), plus
+// DecodeWeight times the decode slowdown it and the endpoint's running
+// requests cause each other. One block of pending prefill (about a millisecond of GPU
+// time) and one block held by a running request (microseconds per step)
+// weigh what they cost, unlike the blocks formula.
+type TimeCost struct {
+	// Base are the configured rates, used where a candidate has none learned.
+	Base         costmodel.Rates
+	DecodeWeight float64
+	// PrefillWeight counts the request's own prefill time again: the GPU
+	// time it takes delays everything that arrives behind it there.
+	PrefillWeight float64
+}
+
+// Prediction is what TimeCost expects of sending a request to an endpoint.
+type Prediction struct {
+	// TTFT is the predicted time to first token in seconds; Decode the
+	// decode slowdown in request-seconds (see TimeCost).
+	TTFT, Decode float64
+	// QueuedTokens is the prefill ahead of the request; Steps the engine
+	// steps until its first token; StepSeconds their non-prefill time.
+	QueuedTokens, Steps int
+	StepSeconds         float64
+	// Running and ContextTokens are the decode batch the request joins.
+	Running, ContextTokens int
+	// Own is the request's own prefill time, in seconds (part of TTFT).
+	Own float64
+}
+
+// Rates returns c's rates, the base ones when c has none learned.
+func (t TimeCost) Rates(c *Candidate) costmodel.Rates {
+	if c.Rates.PrefillTokensPerSec > 0 {
+		return c.Rates
+	}
+	return t.Base
+}
+
+// Predict models r on c. Prefill ahead of r is this picker's active prefill
+// tokens; the decode batch is the larger of this picker's in-flight requests
+// and the engine's scraped running count, holding the larger of their
+// context and the engine's reported KV usage (traffic from elsewhere).
+func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
+	rt := t.Rates(c)
+	cached := c.CachedTokens(r)
+	uncached := r.PromptTokens - cached
+	p := Prediction{QueuedTokens: c.Active.PrefillTokens, Running: c.Active.Requests, ContextTokens: c.Active.ContextTokens}
+	if c.Load.Fresh {
+		p.Running = max(p.Running, c.Load.Running)
+		p.ContextTokens = max(p.ContextTokens, externalBlocks(c)*max(r.BlockSize, 1))
+	}
+	mb := MaxBatched(c)
+	p.Steps = max(1, (p.QueuedTokens+uncached+mb-1)/mb)
+	p.StepSeconds = float64(p.Steps) * rt.Step(p.Running, p.ContextTokens)
+	p.Own = rt.PrefillSeconds(rt.PrefillWork(cached, uncached))
+	p.TTFT = rt.PrefillSeconds(float64(p.QueuedTokens)) + p.Own + p.StepSeconds
+	// r slows each running request by its own per-step cost; they slow r by theirs.
+	mine := rt.DecodePerSeq + float64(r.PromptTokens)*rt.DecodePerContextToken
+	theirs := float64(p.Running)*rt.DecodePerSeq + float64(p.ContextTokens)*rt.DecodePerContextToken
+	p.Decode = rt.OutputTokens * (float64(p.Running)*mine + theirs)
+	if r.NewSession {
+		p.Decode *= max(rt.SessionRequests, 1) // the session's later requests follow this one
+	}
+	return p
+}
+
+// Cost is r's time cost on c in seconds. A session's first request carries
+// the decode load of the requests that will follow it (session affinity
+// pins them to the same endpoint).
+func (t TimeCost) Cost(r *Request, c *Candidate) float64 {
+	p := t.Predict(r, c)
+	return p.TTFT + t.PrefillWeight*p.Own + t.DecodeWeight*p.Decode
+}
+
+// balanced applies the balance bound to costs: a candidate whose predicted
+// TTFT exceeds the best by more than bound seconds costs more than every
+// candidate within it, so it is chosen only when nothing else is left.
+// bound <= 0 leaves costs alone.
+func balanced(t TimeCost, bound float64, r *Request, cands []Candidate, cost []float64) {
+	if bound <= 0 || len(cands) < 2 {
+		return
+	}
+	ttft := make([]float64, len(cands))
+	best, worst := 0.0, 0.0
+	for i := range cands {
+		ttft[i] = t.Predict(r, &cands[i]).TTFT
+		if i == 0 || ttft[i] < best {
+			best = ttft[i]
+		}
+		worst = max(worst, cost[i])
+	}
+	for i := range cands {
+		if ttft[i] > best+bound {
+			cost[i] += worst + ttft[i] // past every in-bound cost, ordered by TTFT
+		}
+	}
+}
+
+type timeCostScorer struct {
+	t     TimeCost
+	bound float64
+}
+
+func (timeCostScorer) Name() string { return "kv-time-cost" }
+func (s timeCostScorer) Score(r *Request, cands []Candidate, out []float64) {
+	for i := range cands {
+		out[i] = s.t.Cost(r, &cands[i])
+	}
+	balanced(s.t, s.bound, r, cands, out[:len(cands)])
+	for i := range cands {
+		out[i] = -out[i]
+	}
+}
+
+// kvCostFor builds the kv cost scorer router.kvCost configures.
+func kvCostFor(c v1.KVCost) Scorer {
+	t := TimeCost{Base: costmodel.FromConfig(c.Rates), DecodeWeight: *c.DecodeWeight, PrefillWeight: *c.PrefillWeight}
+	bound := 0.0
+	if c.BalanceBound != nil {
+		bound = c.BalanceBound.Seconds()
+	}
+	if c.Model == v1.CostModelBlocks {
+		return kvCostScorer{k: KVCost{OverlapWeight: *c.OverlapWeight, ActiveRequestWeight: *c.ActiveRequestWeight}, t: t, bound: bound}
+	}
+	return timeCostScorer{t: t, bound: bound}
+}

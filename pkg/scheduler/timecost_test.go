@@ -1,0 +1,115 @@
+package scheduler
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/costmodel"
+)
+
+// TestPredictHandChecked: 1,000 tokens/s, 10ms steps plus 1ms per running
+// request, no context or attention cost. 500 tokens queued, a 1,000-token
+// prompt with 400 cached, 2 running: one step of 12ms, 1,100 tokens of
+// prefill, so 1.112 s to the first token.
+func TestPredictHandChecked(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100}, DecodeWeight: 1}
+	c := fleet(t, cand{cached: 25, active: activework.Counts{PrefillTokens: 500, Requests: 2}})[0]
+	p := tc.Predict(&Request{PromptTokens: 1000, Blocks: 62, BlockSize: 16}, &c)
+	if p.Steps != 1 || math.Abs(p.TTFT-1.112) > 1e-9 {
+		t.Fatalf("steps %d TTFT %v, want 1 and 1.112", p.Steps, p.TTFT)
+	}
+	// Decode: 100 tokens x (2 running x 1ms it adds to each + 2 x 1ms they add to it) = 0.4 s.
+	if math.Abs(p.Decode-0.4) > 1e-9 {
+		t.Fatalf("decode %v, want 0.4", p.Decode)
+	}
+	// A learned rate replaces the base one.
+	c.Rates = tc.Base
+	c.Rates.PrefillTokensPerSec = 500
+	if p2 := tc.Predict(&Request{PromptTokens: 1000, Blocks: 62, BlockSize: 16}, &c); math.Abs(p2.TTFT-2.212) > 1e-9 {
+		t.Fatalf("with learned rate TTFT %v, want 2.212", p2.TTFT)
+	}
+}
+
+// TestTimeCostKeepsAffinityWhereBlocksSpread is the case: A holds
+// 6,000 of a 7,200-token prompt and runs 10 requests holding 2,000 blocks;
+// B is idle. The blocks formula (1,200/16 + 2,000 + 75 against 450 + 450)
+// sends the request to B to prefill all of it; the time model keeps it on A
+// (0.18 s against 0.52 s).
+func TestTimeCostKeepsAffinityWhereBlocksSpread(t *testing.T) {
+	specs := []cand{{cached: 375, total: 19000, active: activework.Counts{DecodeBlocks: 2000, Requests: 10, ContextTokens: 72000}}, {total: 19000}}
+	r := Request{PromptTokens: 7200, Blocks: 450, BlockSize: 16}
+	for _, tc := range []struct {
+		model string
+		want  string
+	}{{v1.CostModelBlocks, "10.0.0.2:8000"}, {v1.CostModelTime, "10.0.0.1:8000"}} {
+		s := mustNew(t, router(v1.ModeKV, func(c *v1.Router) { c.KVCost.Model = tc.model }))
+		got, _, err := s.Schedule(&r, fleet(t, specs...))
+		if err != nil || got[0].Key() != tc.want {
+			t.Errorf("model %s: chose %v (err %v), want %s", tc.model, keys(got), err, tc.want)
+		}
+	}
+}
+
+// TestBalanceBound: A is cheap to decode on but has 40,000 prefill tokens
+// queued (TTFT ~2.6 s); B runs 60 requests (a large decode term) but
+// answers in ~0.5 s. With decode weighted fully A wins on cost; a 1 s bound
+// on TTFT over the best rules it out, in either cost model.
+func TestBalanceBound(t *testing.T) {
+	specs := []cand{{total: 19000, active: activework.Counts{PrefillTokens: 40000}},
+		{total: 19000, active: activework.Counts{Requests: 60, DecodeBlocks: 150, ContextTokens: 600000}}}
+	r := Request{PromptTokens: 7200, Blocks: 450, BlockSize: 16}
+	for _, tc := range []struct {
+		name  string
+		model string
+		bound time.Duration
+		want  string
+	}{
+		{"time, no bound", v1.CostModelTime, 0, "10.0.0.1:8000"},
+		{"time, 1s bound", v1.CostModelTime, time.Second, "10.0.0.2:8000"},
+		{"blocks, 1s bound", v1.CostModelBlocks, time.Second, "10.0.0.2:8000"},
+	} {
+		s := mustNew(t, router(v1.ModeKV, func(c *v1.Router) {
+			w := 1.0
+			c.KVCost.Model, c.KVCost.DecodeWeight, c.KVCost.BalanceBound = tc.model, &w, &v1.Duration{Duration: tc.bound}
+		}))
+		got, _, err := s.Schedule(&r, fleet(t, specs...))
+		if err != nil || got[0].Key() != tc.want {
+			t.Errorf("%s: chose %v (err %v), want %s", tc.name, keys(got), err, tc.want)
+		}
+	}
+}
+
+// TestNewSessionCarriesItsFollowers: a session's first request weighs the
+// decode of the requests that will follow it to the same endpoint.
+func TestNewSessionCarriesItsFollowers(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100, SessionRequests: 5}, DecodeWeight: 1}
+	c := fleet(t, cand{active: activework.Counts{Requests: 2}})[0]
+	r := Request{PromptTokens: 100, BlockSize: 16}
+	one := tc.Predict(&r, &c).Decode
+	r.NewSession = true
+	if five := tc.Predict(&r, &c).Decode; math.Abs(five-5*one) > 1e-12 || one <= 0 {
+		t.Fatalf("new session decode %v, want 5 x %v", five, one)
+	}
+}
+
+// TestTemperatureWorksWithEitherModel: softmax over normalised costs is
+// unit-free, so the same temperature spreads choices in seconds as in blocks
+// while still preferring the cheaper endpoint.
+func TestTemperatureWorksWithEitherModel(t *testing.T) {
+	specs := []cand{{cached: 300, total: 19000}, {total: 19000}}
+	r := Request{PromptTokens: 7200, Blocks: 450, BlockSize: 16}
+	for _, model := range []string{v1.CostModelTime, v1.CostModelBlocks} {
+		s := mustNew(t, router(v1.ModeKV, func(c *v1.Router) { temp := 0.5; c.KVCost.Model, c.KVCost.Temperature = model, &temp }))
+		n := map[string]int{}
+		for range 400 {
+			got, _, _ := s.Schedule(&r, fleet(t, specs...))
+			n[got[0].Key()]++
+		}
+		if n["10.0.0.1:8000"] <= n["10.0.0.2:8000"] || n["10.0.0.2:8000"] == 0 {
+			t.Errorf("%s: choices %v, want both, the cached endpoint more often", model, n)
+		}
+	}
+}
