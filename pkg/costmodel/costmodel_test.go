@@ -55,8 +55,34 @@ func TestLearnsEachEndpointsPrefillRate(t *testing.T) {
 	if got := l.Rates("fast").PrefillTokensPerSec; math.Abs(got-15928) > 0.02*15928 {
 		t.Errorf("fast endpoint learned %.0f tokens/s, want ~15928", got)
 	}
+	// An endpoint not yet observed starts optimistic: here the pool is slower
+	// than the profile, so at the configured rate (a fast newcomer gets tried).
 	if got := l.Rates("unseen").PrefillTokensPerSec; got != 15928 {
-		t.Errorf("unseen endpoint %.0f, want the configured rate", got)
+		t.Errorf("unseen endpoint %.0f, want the configured rate while the pool is slower", got)
+	}
+}
+
+// TestUnseenEndpointStartsFromAFasterPool: when every endpoint has learned
+// that it is faster than the profile, an unobserved twin starts at the pool's
+// mean (not the slower profile), so it is not shunned; when they leave, the
+// profile stands again.
+func TestUnseenEndpointStartsFromAFasterPool(t *testing.T) {
+	l := NewLearner(base(), 0.05, "t", logr.Discard(), nil)
+	for range 300 {
+		o := TTFT{PromptTokens: 8000, StepSeconds: 0.012}
+		a, b := o, o
+		a.Observed, b.Observed = engineTTFT(2*15928, o), engineTTFT(3*15928, o)
+		l.ObserveTTFT("a", a)
+		l.ObserveTTFT("b", b)
+	}
+	want := math.Sqrt(l.Rates("a").PrefillTokensPerSec * l.Rates("b").PrefillTokensPerSec)
+	if got := l.Rates("unseen").PrefillTokensPerSec; math.Abs(got-want) > 1e-6*want || got < 1.5*15928 {
+		t.Errorf("unseen endpoint %.0f, want the pool's geometric mean %.0f", got, want)
+	}
+	l.Forget("a")
+	l.Forget("b")
+	if got := l.Rates("unseen").PrefillTokensPerSec; math.Abs(got-15928) > 1e-6 {
+		t.Errorf("with nothing learned, unseen %.2f, want the configured rate", got)
 	}
 }
 

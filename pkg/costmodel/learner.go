@@ -35,6 +35,33 @@ type Learner struct {
 	// sessions and sessionReqs count new sessions and requests carrying a
 	// session id, for the mean requests per session.
 	sessions, sessionReqs float64
+	// learnedScales sums the scales of endpoints that have learned one. An
+	// endpoint not yet observed starts optimistic: at the configured profile
+	// or the pool's mean, whichever is faster. Starting at the profile alone,
+	// one endpoint learned to be faster than the profile would win every tie
+	// against its unobserved twins, which would never be tried; starting at
+	// the pool's mean alone, a fast endpoint among slow ones would never be
+	// discovered while cache credit holds traffic elsewhere.
+	learnedScales poolScales
+}
+
+// poolScales holds running sums of learned log scales (and how many
+// endpoints contribute to each).
+type poolScales struct {
+	prefill, step   float64
+	prefillN, stepN int
+}
+
+// start is where an unobserved endpoint's log scales begin (positive is
+// slower than the profile): the pool's mean when faster, else the profile.
+func (p *poolScales) start() (prefill, step float64) {
+	if p.prefillN > 0 {
+		prefill = min(p.prefill/float64(p.prefillN), 0)
+	}
+	if p.stepN > 0 {
+		step = min(p.step/float64(p.stepN), 0)
+	}
+	return prefill, step
 }
 
 // learned is one endpoint's state: log scales of prefill time and step time
@@ -43,6 +70,8 @@ type learned struct {
 	prefillLog, stepLog float64
 	errLog              float64 // EWMA of |log(observed/predicted)| TTFT
 	n                   int
+	prefillSeen         bool // prefillLog was learned (else the pool's mean stands in)
+	stepSeen            bool // stepLog was learned
 	warned              time.Time
 }
 
@@ -64,12 +93,35 @@ func (l *Learner) Rates(endpoint string) Rates {
 	if l.sessions > 0 {
 		r.SessionRequests = max(l.sessionReqs/l.sessions, 1)
 	}
+	prefillLog, stepLog := l.learnedScales.start()
 	if e := l.eps[endpoint]; e != nil {
-		r.PrefillTokensPerSec /= math.Exp(e.prefillLog)
-		f := math.Exp(e.stepLog)
-		r.StepOverhead, r.DecodePerSeq, r.DecodePerContextToken = r.StepOverhead*f, r.DecodePerSeq*f, r.DecodePerContextToken*f
+		if e.prefillSeen {
+			prefillLog = e.prefillLog
+		}
+		if e.stepSeen {
+			stepLog = e.stepLog
+		}
 	}
+	r.PrefillTokensPerSec /= math.Exp(prefillLog)
+	f := math.Exp(stepLog)
+	r.StepOverhead, r.DecodePerSeq, r.DecodePerContextToken = r.StepOverhead*f, r.DecodePerSeq*f, r.DecodePerContextToken*f
 	return r
+}
+
+// startFrom gives a first-observed endpoint the scales it was predicted with
+// to learn from, and counts it in the pool.
+func (l *Learner) startFrom(e *learned, prefill bool) {
+	pm, sm := l.learnedScales.start()
+	if prefill && !e.prefillSeen {
+		e.prefillSeen, e.prefillLog = true, pm
+		l.learnedScales.prefillN++
+		l.learnedScales.prefill += pm
+	}
+	if !prefill && !e.stepSeen {
+		e.stepSeen, e.stepLog = true, sm
+		l.learnedScales.stepN++
+		l.learnedScales.step += sm
+	}
 }
 
 func (l *Learner) state(endpoint string) *learned {
@@ -103,6 +155,9 @@ func (l *Learner) ObserveTTFT(endpoint string, o TTFT) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.state(endpoint)
+	if o.QueuedTokens == 0 {
+		l.startFrom(e, true)
+	}
 	rate := l.base.PrefillTokensPerSec / math.Exp(e.prefillLog)
 	r := l.base
 	work := float64(o.QueuedTokens) + r.PrefillWork(o.CachedTokens, o.PromptTokens-o.CachedTokens)
@@ -112,7 +167,10 @@ func (l *Learner) ObserveTTFT(endpoint string, o TTFT) {
 	// queued tokens include prefills already part done, which would make the
 	// engine look faster than it is.
 	if predicted > 0 && o.QueuedTokens == 0 {
+		l.startFrom(e, true)
+		old := e.prefillLog
 		e.prefillLog = clamp(e.prefillLog+l.alpha*clamp(math.Log(observed/predicted), maxStepLog), maxScaleLog)
+		l.learnedScales.prefill += e.prefillLog - old
 	}
 	if o.Predicted > 0 {
 		e.errLog += l.alpha * (math.Abs(math.Log(o.Observed/o.Predicted)) - e.errLog)
@@ -144,7 +202,10 @@ func (l *Learner) ObserveITL(endpoint string, observed, predicted float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.state(endpoint)
+	l.startFrom(e, false)
+	old := e.stepLog
 	e.stepLog = clamp(e.stepLog+l.alpha*clamp(math.Log(observed/predicted)-e.stepLog, maxStepLog), maxScaleLog)
+	l.learnedScales.step += e.stepLog - old
 	telemetry.CostDecodeStep.WithLabelValues(endpoint).Set(math.Exp(e.stepLog))
 }
 
@@ -175,6 +236,16 @@ func (l *Learner) ObserveOutput(tokens int) {
 func (l *Learner) Forget(endpoint string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if e := l.eps[endpoint]; e != nil {
+		if e.prefillSeen {
+			l.learnedScales.prefill -= e.prefillLog
+			l.learnedScales.prefillN--
+		}
+		if e.stepSeen {
+			l.learnedScales.step -= e.stepLog
+			l.learnedScales.stepN--
+		}
+	}
 	delete(l.eps, endpoint)
 	telemetry.CostPrefillRate.DeleteLabelValues(endpoint)
 	telemetry.CostDecodeStep.DeleteLabelValues(endpoint)
