@@ -34,6 +34,7 @@ func (r *Router) watchMembership() {
 			if !next[key] {
 				r.deps.Index.RemoveEndpoint(key)
 				r.deps.Active.Forget(key)
+				telemetry.CompatForgetWorker(key)
 				for _, g := range []*prometheus.GaugeVec{telemetry.ActivePrefillTokens, telemetry.ActiveDecodeBlocks, telemetry.ActiveRequests} {
 					g.DeleteLabelValues(key)
 				}
