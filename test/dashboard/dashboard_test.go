@@ -125,7 +125,7 @@ func TestCheckerCatchesMistakes(t *testing.T) {
 		{`kvpick_nope`, false},
 		{`{__name__="kvpick_nope"}`, false},
 		{`sum(rate(kvpick_y_total[5m]`, false}, // does not parse
-		{`sum(1)`, false},                       // names no metric
+		{`sum(1)`, false},                      // names no metric
 	}
 	for _, tt := range tests {
 		if err := check(tt.expr, names); (err == nil) != tt.ok {
