@@ -4,7 +4,7 @@ BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench fuzz e2e clean
+.PHONY: all build test vet fmt-check demo bench fuzz e2e clean helm chart-test
 
 all: build
 
@@ -14,7 +14,7 @@ build:
 ## test: every test, with the race detector (what CI runs)
 test: fmt-check vet
 	$(GO) mod download
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	HELM=$$(./hack/helm.sh) $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
 
 vet:
@@ -40,6 +40,19 @@ fuzz:
 ## e2e: cross-process tests with real modelsim processes (slower)
 e2e: build
 	$(GO) test -race -count=1 -timeout 15m ./test/...
+
+## helm: build helm from the Go module proxy into the per-machine cache (once) and print its path
+helm:
+	@./hack/helm.sh
+
+# The control plane hack/testbin.sh builds (kube-apiserver, etcd); the chart's dry-run test uses it when present.
+TESTBIN ?= $${XDG_CACHE_HOME:-$$HOME/.cache}/kvpick-testbin/k8s-v1.37.2
+
+## chart-test: helm lint/template of charts/kvpick, the values schema, the dashboard check, and (with a control
+## plane in TESTBIN or KUBEBUILDER_ASSETS) the rendered manifests on a real API server in dry run
+chart-test:
+	HELM=$$(./hack/helm.sh) KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$$(test -x $(TESTBIN)/kube-apiserver && echo $(TESTBIN))} \
+		$(GO) test -race -count=1 -timeout 10m -v ./test/chart ./test/dashboard
 
 clean:
 	rm -rf $(BIN) out
