@@ -56,30 +56,9 @@ func TestPoolCollector(t *testing.T) {
 
 // gatherPool returns "family/model_server_pod" -> value for one pool name.
 func gatherPool(t *testing.T, pool string) map[string]float64 {
-	t.Helper()
-	fams, err := Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range fams {
-		for _, m := range f.GetMetric() {
-			if label(m, "name") != pool || m.Gauge == nil {
-				continue
-			}
-			out[f.GetName()+"/"+label(m, "model_server_pod")] = m.Gauge.GetValue()
-		}
-	}
-	return out
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
+	return gatherWhere(t, func(m *dto.Metric) (string, bool) {
+		return label(m, "model_server_pod"), label(m, "name") == pool && m.Gauge != nil
+	})
 }
 
 func TestCanonicalCode(t *testing.T) {
@@ -97,8 +76,8 @@ func TestCompatWorkerLoadAndQueue(t *testing.T) {
 		t.Errorf("active prefill tokens = %v, want 300", got)
 	}
 	CompatForgetWorker("10.1.2.3:8000")
-	if n := countSeries(t, "dynamo_frontend_worker_active_decode_blocks", "worker_id", "10.1.2.3:8000"); n != 0 {
-		t.Errorf("%d decode-block series left after forget", n)
+	if hasSeries(t, "dynamo_frontend_worker_active_decode_blocks", "worker_id", "10.1.2.3:8000") {
+		t.Error("a decode-block series is left after forget")
 	}
 	before := gaugeValue(t, dynQueueISL.WithLabelValues("decode"))
 	CompatQueueAdd(2, 900)
@@ -118,19 +97,8 @@ func gaugeValue(t *testing.T, g interface{ Write(*dto.Metric) error }) float64 {
 	return d.GetGauge().GetValue()
 }
 
-func countSeries(t *testing.T, family, labelName, value string) int {
-	t.Helper()
-	fams, err := Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, f := range fams {
-		for _, m := range f.GetMetric() {
-			if f.GetName() == family && label(m, labelName) == value {
-				n++
-			}
-		}
-	}
-	return n
+// hasSeries reports whether family has a series whose labelName is value.
+func hasSeries(t *testing.T, family, labelName, value string) bool {
+	_, ok := gatherWhere(t, func(m *dto.Metric) (string, bool) { return "", label(m, labelName) == value })[family+"/"]
+	return ok
 }

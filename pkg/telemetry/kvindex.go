@@ -1,9 +1,6 @@
 package telemetry
 
 import (
-	"sort"
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kvpick/kvpick/pkg/kvindex"
@@ -14,22 +11,14 @@ import (
 // Index.Stats at scrape time for the instances registered with
 // RegisterKVIndex. Label index names the instance (e.g. "observed",
 // "predicted"), path says which observation path created the entries.
-var kvIndexes = must(&kvIndexCollector{sources: map[string]func() kvindex.Stats{}})
+var kvIndexes = must(&kvIndexCollector{})
 
 // RegisterKVIndex exports an index's Stats under the given instance name,
 // replacing an earlier source of that name. Safe for concurrent use.
-func RegisterKVIndex(name string, stats func() kvindex.Stats) {
-	kvIndexes.mu.Lock()
-	kvIndexes.sources[name] = stats
-	kvIndexes.mu.Unlock()
-}
+func RegisterKVIndex(name string, stats func() kvindex.Stats) { kvIndexes.src.set(name, stats) }
 
 // UnregisterKVIndex stops exporting an instance.
-func UnregisterKVIndex(name string) {
-	kvIndexes.mu.Lock()
-	delete(kvIndexes.sources, name)
-	kvIndexes.mu.Unlock()
-}
+func UnregisterKVIndex(name string) { kvIndexes.src.remove(name) }
 
 var (
 	kvIndexEntriesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "kvindex", "entries"),
@@ -49,10 +38,7 @@ var (
 		"BlockStored events that could not be placed because their parent block was unknown.", []string{"index"}, nil)
 )
 
-type kvIndexCollector struct {
-	mu      sync.Mutex
-	sources map[string]func() kvindex.Stats
-}
+type kvIndexCollector struct{ src sources[kvindex.Stats] }
 
 func (c *kvIndexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{kvIndexEntriesDesc, kvIndexBlocksDesc, kvIndexEndpointDesc,
@@ -62,20 +48,7 @@ func (c *kvIndexCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *kvIndexCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	names := make([]string, 0, len(c.sources))
-	for n := range c.sources {
-		names = append(names, n)
-	}
-	srcs := make([]func() kvindex.Stats, len(names))
-	sort.Strings(names)
-	for i, n := range names {
-		srcs[i] = c.sources[n]
-	}
-	c.mu.Unlock()
-	for i, n := range names {
-		collectKVIndex(ch, n, srcs[i]())
-	}
+	c.src.each(func(name string, st kvindex.Stats) { collectKVIndex(ch, name, st) })
 }
 
 func collectKVIndex(ch chan<- prometheus.Metric, name string, st kvindex.Stats) {

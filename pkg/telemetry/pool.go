@@ -1,10 +1,6 @@
 package telemetry
 
-import (
-	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // PodLoad is one endpoint of a pool as the pool gauges see it: its pod name
 // and its latest scraped load.
@@ -19,23 +15,15 @@ type PodLoad struct {
 // Pool-level gauges of the reference picker (inference_pool_*), computed at
 // scrape time from the endpoints set of every pool registered with
 // RegisterPool, so they never go stale between updates.
-var pools = must(&poolCollector{sources: map[string]func() []PodLoad{}})
+var pools = must(&poolCollector{})
 
 // RegisterPool exports the inference_pool_* gauges of pool name from loads,
 // replacing an earlier source of that name. loads must be safe to call from
 // the metrics handler. Safe for concurrent use.
-func RegisterPool(name string, loads func() []PodLoad) {
-	pools.mu.Lock()
-	pools.sources[name] = loads
-	pools.mu.Unlock()
-}
+func RegisterPool(name string, loads func() []PodLoad) { pools.src.set(name, loads) }
 
 // UnregisterPool stops exporting a pool.
-func UnregisterPool(name string) {
-	pools.mu.Lock()
-	delete(pools.sources, name)
-	pools.mu.Unlock()
-}
+func UnregisterPool(name string) { pools.src.remove(name) }
 
 var (
 	poolReadyDesc = prometheus.NewDesc("inference_pool_ready_pods",
@@ -51,10 +39,7 @@ var (
 		[]string{"name", "model_server_pod"}, nil)
 )
 
-type poolCollector struct {
-	mu      sync.Mutex
-	sources map[string]func() []PodLoad
-}
+type poolCollector struct{ src sources[[]PodLoad] }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolReadyDesc, poolAvgQueueDesc, poolAvgKVDesc, poolAvgRunningDesc, poolPerPodQueueDesc} {
@@ -63,11 +48,7 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for name, loads := range c.sources {
-		collectPool(ch, name, loads())
-	}
+	c.src.each(func(name string, pods []PodLoad) { collectPool(ch, name, pods) })
 }
 
 // collectPool emits one pool's gauges; the averages only when a pod is ready
