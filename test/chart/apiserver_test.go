@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,12 +65,19 @@ func TestManifestsOnAPIServer(t *testing.T) {
 		if err := dryRunCreate(ctx, c, pool); err == nil {
 			t.Fatal("the API server accepted an InferencePool with 9 target ports")
 		}
+		// Strict field validation: a field the schema does not know is an error, not silently dropped.
+		dep := inferencePool(t)
+		if err := unstructured.SetNestedField(dep.Object, "x", "spec", "endpointPickerRef", "failureModee"); err != nil {
+			t.Fatal(err)
+		}
+		if err := dryRunCreate(ctx, c, dep); err == nil || !strings.Contains(err.Error(), "failureModee") {
+			t.Fatalf("unknown field: %v, want an error naming it", err)
+		}
 	})
 }
 
 func dryRunCreate(ctx context.Context, c client.Client, o *unstructured.Unstructured) error {
-	return c.Create(ctx, o, &client.CreateOptions{DryRun: []string{metav1.DryRunAll},
-		Raw: &metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}})
+	return c.Create(ctx, o, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict})
 }
 
 func inferencePool(t *testing.T) *unstructured.Unstructured {
