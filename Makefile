@@ -14,7 +14,8 @@ build:
 ## test: every test, with the race detector (what CI runs)
 test: fmt-check vet
 	$(GO) mod download
-	HELM=$$(./hack/helm.sh) $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	HELM=$$(./hack/helm.sh) KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$$(test -x $(TESTBIN)/kube-apiserver && echo $(TESTBIN))} \
+		$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
 
 vet:
