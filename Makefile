@@ -5,7 +5,7 @@ BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench fuzz e2e page-check readme-check readme-update clean
+.PHONY: all build test vet fmt-check demo bench fuzz e2e page-check readme-check readme-update clean helm chart-test
 
 all: build
 
@@ -20,7 +20,8 @@ test: fmt-check
 	@$(MAKE) --no-print-directory vet
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly below)
 	@echo "compiling tests with the race detector, then running them (first run: several quiet minutes of compiling)..."
-	@GO=$(GO) ./hack/gotest.sh -race -count=1 -timeout 20m $(PKGS)
+	@HELM=$$(./hack/helm.sh) KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$$(test -x $(TESTBIN)/kube-apiserver && echo $(TESTBIN))} \
+		GO=$(GO) ./hack/gotest.sh -race -count=1 -timeout 20m $(PKGS)
 	@echo "the stream and router tests again with released request buffers poisoned (nothing may keep a prompt past Done)..."
 	$(GO) test -race -count=1 -tags kvpickpoison ./pkg/extproc/... ./pkg/router ./test/integration
 
@@ -64,6 +65,19 @@ readme-check: build
 ## readme-update: rerun them and write them into README.md
 readme-update: build
 	./hack/readme-tables.sh update
+
+## helm: build helm from the Go module proxy into the per-machine cache (once) and print its path
+helm:
+	@./hack/helm.sh
+
+# The control plane hack/testbin.sh builds (kube-apiserver, etcd); the chart's dry-run test uses it when present.
+TESTBIN ?= $${XDG_CACHE_HOME:-$$HOME/.cache}/kvpick-testbin/k8s-v1.37.2
+
+## chart-test: helm lint/template of charts/kvpick, the values schema, the dashboard check, and (with a control
+## plane in TESTBIN or KUBEBUILDER_ASSETS) the rendered manifests on a real API server in dry run
+chart-test:
+	HELM=$$(./hack/helm.sh) KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$$(test -x $(TESTBIN)/kube-apiserver && echo $(TESTBIN))} \
+		$(GO) test -race -count=1 -timeout 10m -v ./test/chart ./test/dashboard
 
 clean:
 	rm -rf $(BIN) out

@@ -49,6 +49,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration,
 		PruneTarget: *cfg.KV.PruneTarget})
 	kvindex.RegisterMetrics(o.pool, index.Stats)
+	telemetry.RegisterPool(o.pool, set.PodLoads) // the reference picker's inference_pool_* gauges
 	var rt *router.Router
 	notify := func() {
 		if rt != nil {

@@ -51,6 +51,7 @@ func (m *queueMetrics) rejected(reason string) {
 }
 
 func (m *queueMetrics) publish(n, tokens int) {
+	telemetry.CompatQueueAdd(n-m.pubLen, tokens-m.pubTok)
 	if d := n - m.pubLen; d != 0 {
 		m.pending.Add(float64(d))
 	}

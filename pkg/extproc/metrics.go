@@ -24,6 +24,9 @@ func outcomeFor(err error) string {
 
 func countRequest(model, mode, outcome string, code int) {
 	telemetry.ExtprocRequests.WithLabelValues(model, mode, outcome, strconv.Itoa(code)).Inc()
+	if outcome == outcomeRejected {
+		telemetry.CompatRejected(model, code)
+	}
 }
 
 // maxModelLabels bounds the model label values this process creates: the model name comes from the request body,

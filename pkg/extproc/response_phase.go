@@ -118,6 +118,7 @@ func (st *stream) apply(ev request.Events) {
 		st.resp.firstToken = true
 		st.dec.FirstToken()
 		telemetry.ExtprocTTFT.WithLabelValues(st.model).Observe(time.Since(st.start).Seconds())
+		telemetry.CompatFirstToken(st.model, time.Since(st.start))
 	}
 	if ev.CompletionTokensTotal > st.resp.tokens {
 		st.resp.tokens = ev.CompletionTokensTotal
@@ -125,6 +126,7 @@ func (st *stream) apply(ev request.Events) {
 	}
 	if ev.Usage != nil {
 		st.dec.Usage(*ev.Usage)
+		telemetry.CompatUsage(st.model, ev.Usage.PromptTokens, ev.Usage.CompletionTokens)
 	}
 }
 

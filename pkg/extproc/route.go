@@ -45,6 +45,7 @@ func (st *stream) accept(dec route.Decision, req *request.Request) {
 	st.dec = dec
 	st.endpoint = dec.Endpoints()[0]
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Inc()
+	telemetry.CompatRouted(st.model)
 	if log := st.s.opts.Log.V(1); log.Enabled() {
 		log.Info("routed", "path", stripQuery(st.path), "model", st.model, "endpoints", dec.Endpoints(),
 			"subset", len(st.subset), "subsetHint", st.subsetPresent, "bodyBytes", len(st.body),
@@ -83,6 +84,7 @@ func (st *stream) finish(err error, outcome string, code int) {
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Dec()
 	countRequest(st.model, st.s.opts.Mode, outcome, code)
 	telemetry.ExtprocRequestDuration.WithLabelValues(st.model).Observe(time.Since(st.start).Seconds())
+	telemetry.CompatFinished(st.model, code, time.Since(st.start))
 }
 
 // destination is the header/metadata value: the ordered endpoint list, comma-joined.

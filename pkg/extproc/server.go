@@ -38,9 +38,11 @@ const (
 	HealthLiveness  = "liveness"
 	HealthReadiness = "readiness"
 	HealthExtProc   = "envoy.service.ext_proc.v3.ExternalProcessor"
+	// HealthReference is the service the reference picker's chart probes (liveness and readiness) with one replica.
+	HealthReference = "inference-extension"
 )
 
-var readinessServices = []string{"", HealthReadiness, HealthExtProc}
+var readinessServices = []string{"", HealthReadiness, HealthExtProc, HealthReference}
 
 // Server is the ext_proc server. It implements extprocv3.ExternalProcessorServer; one Process call handles one
 // HTTP request. Safe for concurrent use.

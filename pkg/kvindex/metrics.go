@@ -17,7 +17,7 @@ import (
 var kvIndexes = &kvIndexCollector{sources: map[string]func() Stats{}}
 
 // init registers the collector once every descriptor above is built.
-func init() { telemetry.Registry.MustRegister(kvIndexes) }
+func init() { telemetry.Register(kvIndexes) }
 
 // RegisterMetrics exports an index's Stats under the given instance name,
 // replacing an earlier source of that name. Safe for concurrent use.

@@ -39,6 +39,14 @@ func TestKVIndexCollector(t *testing.T) {
 
 // gatherKVIndex returns "family/path-or-endpoint" -> value for one instance.
 func gatherKVIndex(t *testing.T, index string) map[string]float64 {
+	return gatherWhere(t, func(m *dto.Metric) (string, bool) {
+		return label(m, "path") + label(m, "endpoint"), label(m, "index") == index
+	})
+}
+
+// gatherWhere returns "family/sub" -> value (counter or gauge) of every series keep accepts, sub being what keep
+// returns for it.
+func gatherWhere(t *testing.T, keep func(*dto.Metric) (sub string, ok bool)) map[string]float64 {
 	t.Helper()
 	fams, err := telemetry.Registry.Gather()
 	if err != nil {
@@ -47,26 +55,26 @@ func gatherKVIndex(t *testing.T, index string) map[string]float64 {
 	out := map[string]float64{}
 	for _, f := range fams {
 		for _, m := range f.GetMetric() {
-			var inst, sub string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "index":
-					inst = l.GetValue()
-				case "path", "endpoint":
-					sub = l.GetValue()
-				}
-			}
-			if inst == index {
-				out[f.GetName()+"/"+sub] = kvIndexValue(m)
+			if sub, ok := keep(m); ok {
+				out[f.GetName()+"/"+sub] = seriesValue(m)
 			}
 		}
 	}
 	return out
 }
 
-func kvIndexValue(m *dto.Metric) float64 {
+func seriesValue(m *dto.Metric) float64 {
 	if m.GetCounter() != nil {
 		return m.GetCounter().GetValue()
 	}
 	return m.GetGauge().GetValue()
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
 }

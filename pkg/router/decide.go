@@ -72,6 +72,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	*buf = cands[:0]
 	candBufs.Put(buf)
 	telemetry.DecisionStage.WithLabelValues("score").Observe(time.Since(start).Seconds())
+	telemetry.CompatSchedule(time.Since(start))
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +135,7 @@ func (r *Router) publishActive(endpoint string) {
 	telemetry.ActivePrefillTokens.WithLabelValues(endpoint).Set(float64(c.PrefillTokens))
 	telemetry.ActiveDecodeBlocks.WithLabelValues(endpoint).Set(float64(c.DecodeBlocks))
 	telemetry.ActiveRequests.WithLabelValues(endpoint).Set(float64(c.Requests))
+	telemetry.CompatWorkerLoad(endpoint, c.PrefillTokens, c.DecodeBlocks)
 }
 
 // cachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.

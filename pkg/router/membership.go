@@ -35,6 +35,7 @@ func (r *Router) watchMembership() {
 				r.deps.Index.RemoveEndpoint(key)
 				r.deps.Active.Forget(key)
 				r.rates.learner.Forget(key)
+				telemetry.CompatForgetWorker(key)
 				for _, g := range []*prometheus.GaugeVec{telemetry.ActivePrefillTokens, telemetry.ActiveDecodeBlocks, telemetry.ActiveRequests} {
 					g.DeleteLabelValues(key)
 				}
