@@ -233,7 +233,10 @@ func TestDialectTRTLLMServeMetrics(t *testing.T) {
 // the GPU removal must not delete the CPU entry.
 func TestDialectCPUTierOutlivesGPUEviction(t *testing.T) {
 	s := sim{args: []string{"--kv-events-offload", "--num-gpu-blocks", "100"}}
-	f := startSims(t, []sim{s, s}, "", "--router-mode", "kv")
+	// The blocks cost isolates the tier credit from rate learning: under the
+	// time model, a TTFT slowed by a loaded test machine can teach a's rate to
+	// look slower than the untried b's, which then wins on a cold prefix.
+	f := startSims(t, []sim{s, s}, "router:\n  kvCost:\n    model: blocks\n", "--router-mode", "kv")
 	c := dial(t, f.grpc)
 	a := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
 	prefix := words("s", 600)
