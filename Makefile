@@ -19,11 +19,11 @@ test: fmt-check
 	$(GO) mod download
 	@$(MAKE) --no-print-directory vet
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly below)
+	@echo "the stream and router tests with released request buffers poisoned (nothing may keep a prompt past Done)..."
+	$(GO) test -race -count=1 -tags kvpickpoison ./pkg/extproc/... ./pkg/router ./test/integration
 	@echo "compiling tests with the race detector, then running them (first run: several quiet minutes of compiling)..."
 	@HELM=$$(./hack/helm.sh) KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$$(test -x $(TESTBIN)/kube-apiserver && echo $(TESTBIN))} \
 		GO=$(GO) ./hack/gotest.sh -race -count=1 -timeout 20m $(PKGS)
-	@echo "the stream and router tests again with released request buffers poisoned (nothing may keep a prompt past Done)..."
-	$(GO) test -race -count=1 -tags kvpickpoison ./pkg/extproc/... ./pkg/router ./test/integration
 
 vet:
 	@echo "go vet (compiles every package once)..."
