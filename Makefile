@@ -4,17 +4,22 @@ BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench fuzz e2e clean
+.PHONY: all build test vet fmt-check demo bench fuzz e2e clean testbin
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+## testbin: kube-apiserver and etcd for envtest, built once per machine from the module proxy
+testbin:
+	@./hack/testbin.sh
+
 ## test: every test, with the race detector (what CI runs)
-test: fmt-check vet
+test: fmt-check vet testbin
 	$(GO) mod download
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	# envtest suites fail here (KVPICK_REQUIRE_K8S=1) instead of skipping without the binaries.
+	KUBEBUILDER_ASSETS=$$(./hack/testbin.sh) KVPICK_REQUIRE_K8S=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -tags purego ./pkg/tokenize   # the portable tokenizer path (amd64 runs assembly above)
 
 vet:
