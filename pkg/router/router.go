@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -50,6 +51,8 @@ type Router struct {
 	sessions *sessions
 	events   *eventsWatch
 	stride   int // index every stride-th block (kv.predictedStride on the predicted path, else 1)
+	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
+	objectives atomic.Pointer[map[string]int]
 }
 
 // New builds a router for a validated, defaulted config.
@@ -73,6 +76,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	if cfg.KV.Observation == v1.ObservePredicted {
 		r.stride = max(cfg.KV.PredictedStride, 1)
 	}
+	r.SetObjectives(cfg.Objectives)
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
