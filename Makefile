@@ -42,9 +42,9 @@ bench:
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)
 
-## e2e: cross-process tests with real modelsim processes (slower)
-e2e: build
-	$(GO) test -race -count=1 -timeout 15m ./test/...
+## e2e: cross-process tests with real modelsim processes (slower); test/kube adds a real API server
+e2e: build testbin
+	KUBEBUILDER_ASSETS=$$(./hack/testbin.sh) KVPICK_REQUIRE_K8S=1 $(GO) test -race -count=1 -timeout 15m ./test/...
 
 clean:
 	rm -rf $(BIN) out

@@ -25,6 +25,7 @@ type options struct {
 	pool          string
 	verbosity     int
 	printConfig   bool
+	ref           *refFlags // the reference picker's flags and Kubernetes mode (refflags.go)
 }
 
 func main() {
@@ -39,7 +40,12 @@ func main() {
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
 	bindings := v1.BindFlags(fs)
+	o.ref = bindRefFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "kvpick: unexpected argument %q (flags take --name=value; a bool flag takes no separate value)\n", fs.Arg(0))
 		os.Exit(2)
 	}
 	cfg, err := loadConfig(o, fs, bindings)
@@ -52,6 +58,9 @@ func main() {
 		return
 	}
 	log := telemetry.NewLogger(os.Stderr, o.verbosity)
+	if w := o.ref.warning(); w != "" {
+		log.Info(w)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, o, log); err != nil {
@@ -63,7 +72,7 @@ func main() {
 // loadConfig reads the file, applies flags (a Dynamo flag that disagrees with
 // the file is an error), fills defaults and validates.
 func loadConfig(o options, fs *flag.FlagSet, b *v1.FlagBindings) (*v1.Config, error) {
-	cfg, err := v1.LoadFile(o.configFile)
+	cfg, err := o.ref.load(o.configFile)
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +93,12 @@ func loadConfig(o options, fs *flag.FlagSet, b *v1.FlagBindings) (*v1.Config, er
 	if set["plaintext"] {
 		cfg.Server.Plaintext = o.plaintext
 	}
+	if err := o.ref.apply(cfg, set); err != nil {
+		return nil, err
+	}
 	cfg.SetDefaults()
-	if cfg.Endpoints.File == "" {
-		return nil, errors.Join(cfg.Validate(), errors.New("endpoints.file: required (standalone mode): give --endpoints-file or set it in --config"))
+	if cfg.Endpoints.File == "" && !o.ref.kubeMode() {
+		return nil, errors.Join(cfg.Validate(), errors.New("endpoints.file: required (standalone mode): give --endpoints-file or set it in --config, or use Kubernetes mode (--pool-name or --endpoint-selector)"))
 	}
 	return cfg, cfg.Validate()
 }

@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/controller"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/gctune"
@@ -39,9 +40,16 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	log.Info("garbage collector", "gcPercent", gc.GCPercent, "gogcFromEnv", gc.GCFromEnv,
 		"memoryLimitBytes", gc.MemoryLimitBytes, "memoryLimitFrom", gc.LimitSource)
 	set := endpoints.NewSet()
-	src := endpoints.NewFileSource(cfg.Endpoints.File, set)
-	if err := src.Load(); err != nil {
+	kc, err := newKube(cfg, o.ref, set, log)
+	if err != nil {
 		return err
+	}
+	var src *endpoints.FileSource
+	if kc == nil {
+		src = endpoints.NewFileSource(cfg.Endpoints.File, set)
+		if err := src.Load(); err != nil {
+			return err
+		}
 	}
 	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
 	telemetry.RegisterKVIndex(o.pool, index.Stats)
@@ -52,7 +60,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 		}
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, notify)
-	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active, Tokenizer: tokenizer(cfg, set),
+	rt, err = router.New(cfg, router.Deps{Set: set, Index: index, Active: active, Tokenizer: tokenizer(cfg, set),
 		Log: log.WithName("router"), Pool: o.pool})
 	if err != nil {
 		return err
@@ -67,12 +75,26 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if cfg.KV.Observation == v1.ObserveEvents {
 		startEvents(ctx, cfg, set, rt, log)
 	}
-	set.OnChange(func(s *endpoints.Snapshot) { srv.SetReady(len(s.List) > 0) })
-	srv.SetReady(len(set.Snapshot().List) > 0)
-	// Watch only once every listener is registered, so no reload is missed.
-	go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
+	ready := controller.NewReadiness(srv.SetReady, kc.leaderElection())
+	set.OnChange(func(s *endpoints.Snapshot) { ready.SetEndpoints(len(s.List) > 0) })
+	ready.SetEndpoints(len(set.Snapshot().List) > 0)
+	// Feed only once every listener is registered, so no change is missed.
+	if kc != nil {
+		if err := kc.start(ctx, rt, ready); err != nil {
+			return err
+		}
+	} else {
+		go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
+	}
+	if err := startHealth(ctx, o.ref.healthPort(), srv, log); err != nil {
+		return err
+	}
 	if cfg.Server.MetricsAddr != v1.MetricsOff {
-		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, log)
+		filter, err := kc.metricsFilter()
+		if err != nil {
+			return err
+		}
+		go serveMetrics(ctx, cfg.Server.MetricsAddr, srv, filter, log)
 	}
 	return serveGRPC(ctx, cfg, srv, log)
 }
@@ -127,13 +149,21 @@ func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, log log
 	return extproc.ServeGRPC(ctx, lis, srv, tlsConf, cfg.Server.ShutdownGrace.Duration)
 }
 
-func serveMetrics(ctx context.Context, addr string, srv *extproc.Server, log logr.Logger) {
+func serveMetrics(ctx context.Context, addr string, srv *extproc.Server, filter func(http.Handler) (http.Handler, error), log logr.Logger) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{}))
+	var metrics http.Handler = promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{})
+	if filter != nil {
+		var err error
+		if metrics, err = filter(metrics); err != nil {
+			log.Error(err, "metrics auth filter")
+			return
+		}
+	}
+	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !srv.Ready() {
-			http.Error(w, "not ready: no endpoints\n", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: no endpoints (or not the leader)\n", http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))
