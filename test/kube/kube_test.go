@@ -45,6 +45,7 @@ type cluster struct {
 	port    int
 	metrics string
 	grpc    string
+	token   string // bearer token allowed to read /metrics
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -119,12 +120,10 @@ func (k *cluster) picker(t *testing.T, extra ...string) *testutil.Proc {
 
 func (k *cluster) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + k.metrics + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	status, body := k.scrape(t, k.token)
+	if status != http.StatusOK {
+		t.Fatalf("/metrics: status %d: %s", status, body)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(body), "\n") {
 		if strings.HasPrefix(line, name+" ") {
 			v, _ := strconv.ParseFloat(line[len(name)+1:], 64)
@@ -132,6 +131,24 @@ func (k *cluster) metric(t *testing.T, name string) float64 {
 		}
 	}
 	return -1
+}
+
+func (k *cluster) scrape(t *testing.T, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "http://"+k.metrics+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -161,8 +178,16 @@ func TestPoolModeEndToEnd(t *testing.T) {
 	for i, ip := range ips {
 		pods = append(pods, k.modelServer(t, fmt.Sprintf("sim-%d", i), ip))
 	}
-	picker := k.picker(t, "--router-mode", "round-robin")
+	k.token = k.serviceAccountToken(t, "scraper", true)
+	denied := k.serviceAccountToken(t, "stranger", false)
+	picker := k.picker(t, "--router-mode", "round-robin") // metrics auth on: the default in Kubernetes mode
 	picker.WaitFor(t, regexp.MustCompile(`ignoring reference-picker flags kvpick does not implement: (--tracing)`), 10*time.Second)
+	if st, _ := k.scrape(t, ""); st != http.StatusUnauthorized {
+		t.Fatalf("/metrics without a token: status %d, want 401", st)
+	}
+	if st, _ := k.scrape(t, denied); st != http.StatusForbidden {
+		t.Fatalf("/metrics with a token not allowed by RBAC: status %d, want 403", st)
+	}
 	eventually(t, "3 endpoints", func() bool { return k.metric(t, "kvpick_kube_endpoints") == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
