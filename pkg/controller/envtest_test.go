@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -162,7 +164,13 @@ func options(t *testing.T, ns string) *Options {
 	kc := v1.Default().Kubernetes
 	kc.APIProbeInterval = v1.D(100 * time.Millisecond)
 	kc.LeaseDuration, kc.RenewDeadline, kc.RetryPeriod = v1.D(3*time.Second), v1.D(2*time.Second), v1.D(200*time.Millisecond)
-	return &Options{Namespace: ns, Kube: kc, Set: endpoints.NewSet(), Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0})}
+	return &Options{Namespace: ns, Kube: kc, Set: endpoints.NewSet(), Log: stderrLog(t.Name())}
+}
+
+// stderrLog logs to stderr (shown when the package fails): unlike testr it
+// may be called by manager goroutines that outlive a subtest by a moment.
+func stderrLog(name string) logr.Logger {
+	return funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, name, prefix, args) }, funcr.Options{})
 }
 
 func (k *kenv) testPoolFollowsPods(t *testing.T) {
@@ -198,6 +206,9 @@ func (k *kenv) testPoolFollowsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.waitKeys(t, o.Set)
+	if err := k.c.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		t.Fatal(err)
+	}
 	c.Finalizers = nil
 	if err := k.c.Update(ctx, c); err != nil {
 		t.Fatal(err)
