@@ -95,7 +95,7 @@ func Setup(mgr ctrl.Manager, o *Options) error {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.Namespace, Name: "endpoints"}}}
 	})
 	b := ctrl.NewControllerManagedBy(mgr).Named("kvpick-endpoints").
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		WithOptions(ctrlOptions()).
 		Watches(&corev1.Pod{}, one)
 	if o.PoolName != "" {
 		b = b.Watches(&infv1.InferencePool{}, one, builder.WithPredicates(named(o.PoolName)))
@@ -119,7 +119,7 @@ func setupObjectives(mgr ctrl.Manager, o *Options, one handler.EventHandler) err
 		return fmt.Errorf("look up %s: %w", ObjectiveGVK, err)
 	}
 	err = ctrl.NewControllerManagedBy(mgr).Named("kvpick-objectives").
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		WithOptions(ctrlOptions()).
 		Watches(objectiveObject(), one).
 		Complete(&objectivesReconciler{c: mgr.GetCache(), o: o})
 	if err != nil {
@@ -130,4 +130,11 @@ func setupObjectives(mgr ctrl.Manager, o *Options, one handler.EventHandler) err
 
 func named(name string) predicate.Predicate {
 	return predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == name })
+}
+
+// ctrlOptions run a controller on every replica (not only the leader). Name
+// validation is off because tests run several managers in one process; a
+// picker process has one.
+func ctrlOptions() controller.Options {
+	return controller.Options{NeedLeaderElection: ptr.To(false), SkipNameValidation: ptr.To(true)}
 }
