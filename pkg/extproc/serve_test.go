@@ -31,7 +31,7 @@ func healthStatus(t *testing.T, h *harness, service string) healthpb.HealthCheck
 
 func TestHealth(t *testing.T) {
 	h := startHarness(t, newFakeRouter("10.0.0.1:8000"), Options{}, nil, nil)
-	services := []string{"", HealthLiveness, HealthReadiness, HealthExtProc}
+	services := []string{"", HealthLiveness, HealthReadiness, HealthExtProc, HealthInferenceExtension}
 	for _, ready := range []bool{true, false, true} {
 		h.server.SetReady(ready)
 		for _, svc := range services {

@@ -35,9 +35,12 @@ const (
 	HealthLiveness  = "liveness"
 	HealthReadiness = "readiness"
 	HealthExtProc   = "envoy.service.ext_proc.v3.ExternalProcessor"
+	// HealthInferenceExtension is the name the reference picker's chart probes
+	// (liveness and readiness) with a single replica.
+	HealthInferenceExtension = "inference-extension"
 )
 
-var readinessServices = []string{"", HealthReadiness, HealthExtProc}
+var readinessServices = []string{"", HealthReadiness, HealthExtProc, HealthInferenceExtension}
 
 // Server is the ext_proc server. It implements extprocv3.ExternalProcessorServer; one Process call handles one
 // HTTP request. Safe for concurrent use.
