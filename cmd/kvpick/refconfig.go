@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
@@ -21,15 +23,31 @@ func (r *refFlags) load(configFlag string) (*v1.Config, error) {
 	case given > 1:
 		return nil, errors.New("give at most one of --config, --config-file and --config-text")
 	case r.configText != "":
-		cfg, err := v1.Parse([]byte(r.configText))
-		if err != nil {
-			return nil, fmt.Errorf("--config-text: %w", err)
-		}
-		return cfg, nil
+		return parseOwn("--config-text", []byte(r.configText))
 	case r.configFile != "":
-		return v1.LoadFile(r.configFile)
+		configFlag = r.configFile
 	}
-	return v1.LoadFile(configFlag)
+	if configFlag == "" {
+		return &v1.Config{}, nil
+	}
+	data, err := os.ReadFile(configFlag)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return parseOwn(configFlag, data)
+}
+
+// parseOwn parses kvpick's configuration, saying so when given the
+// reference picker's EndpointPickerConfig (as its chart passes).
+func parseOwn(source string, data []byte) (*v1.Config, error) {
+	cfg, err := v1.Parse(data)
+	if err == nil {
+		return cfg, nil
+	}
+	if bytes.Contains(data, []byte("EndpointPickerConfig")) {
+		return nil, fmt.Errorf("%s is the reference picker's EndpointPickerConfig; kvpick reads its own configuration format (README \"Configuration\"): %w", source, err)
+	}
+	return nil, fmt.Errorf("%s: %w", source, err)
 }
 
 // apply writes the reference flags that were set into cfg.
