@@ -4,8 +4,10 @@ import (
 	"context"
 	"maps"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -93,7 +95,10 @@ func (k *kenv) testOutage(t *testing.T) {
 	if err := k.c.Delete(ctx, b); err != nil { // the picker cannot see this
 		t.Fatal(err)
 	}
-	k.waitKeys(t, o.Set, "10.0.2.1:8000", "10.0.2.2:8000")
+	time.Sleep(time.Second) // ten probe intervals: the set must not be emptied or changed meanwhile
+	if got := keys(o.Set); !slices.Equal(got, []string{"10.0.2.1:8000", "10.0.2.2:8000"}) {
+		t.Fatalf("during the outage the set changed to %v", got)
+	}
 
 	if err := proxy.Restore(); err != nil {
 		t.Fatal(err)
