@@ -22,6 +22,7 @@ func (c *Config) SetDefaults() {
 	c.Admission.setDefaults()
 	c.KV.setDefaults()
 	c.Scrape.setDefaults()
+	c.Kubernetes.setDefaults()
 }
 
 func (s *Server) setDefaults() {

@@ -42,6 +42,8 @@ type Config struct {
 	Admission Admission `json:"admission"`
 	KV        KV        `json:"kv"`
 	Scrape    Scrape    `json:"scrape"`
+	// Kubernetes configures Kubernetes mode (see kube.go).
+	Kubernetes Kubernetes `json:"kubernetes"`
 	// Objectives maps an InferenceObjective name (header x-gateway-inference-objective)
 	// to its priority. Higher goes first; negative is sheddable. Unknown names get 0.
 	Objectives map[string]int `json:"objectives,omitempty"`

@@ -38,6 +38,7 @@ func (c *Config) Validate() error {
 	c.Admission.validate(&p)
 	c.KV.validate(&p)
 	c.Scrape.validate(&p)
+	c.Kubernetes.validate(&p)
 	if c.Endpoints.ReloadInterval.Duration <= 0 {
 		p.add("endpoints.reloadInterval", "must be positive")
 	}

@@ -25,7 +25,7 @@ var program = cli.Program{
 	Name: "kvpick",
 	About: "a Gateway API Inference Extension endpoint picker: an Envoy ext_proc gRPC server that sends each LLM " +
 		"request to the model server with the least work for it, counting the prompt prefix its KV cache already holds.",
-	Synopsis: "kvpick --endpoints-file FILE [--config FILE] [flags]",
+	Synopsis: "kvpick --endpoints-file FILE [--config FILE] [flags]   (standalone)\n       kvpick --pool-name NAME [--pool-namespace NS] [--config-file FILE] [flags]   (Kubernetes mode)",
 	Notes: `Configuration: every field is in config/samples/kvpick.yaml; --print-config shows the effective one.
 Relative paths inside a --config file are read from the config file's folder.
 Start-up problems (bad flags, config or endpoints file, a port in use) are printed as plain text, exit status 2.
@@ -46,6 +46,7 @@ type options struct {
 	verbosity     int
 	printConfig   bool
 	readyFile     string
+	ref           *refFlags // the reference picker's flags and Kubernetes mode (refflags.go)
 }
 
 func main() {
@@ -62,7 +63,12 @@ func main() {
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
 	fs.StringVar(&o.readyFile, "ready-file", "", `once listening, write the bound addresses to this file as JSON {"grpc":..., "metrics":...} (for :0 ports)`)
 	bindings := v1.BindFlags(fs)
+	o.ref = bindRefFlags(fs)
 	if err := program.Parse(fs, os.Args[1:], os.Stdout); err != nil {
+		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
+	}
+	if fs.NArg() > 0 { // Go's flag parser stops at the first non-flag: "--tracing false" would drop every flag after it
+		err := fmt.Errorf("unexpected argument %q (flags take --name=value; a bool flag takes no separate value)", fs.Arg(0))
 		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
 	cfg, err := loadConfig(o, fs, bindings)
@@ -76,11 +82,16 @@ func main() {
 		return
 	}
 	log := telemetry.NewLogger(os.Stderr, o.verbosity)
+	if w := o.ref.warning(); w != "" {
+		log.Info(w)
+	}
 	for _, w := range bindings.Warnings() {
 		log.Info("WARNING: " + w)
 	}
-	if err := checkEndpointsFile(cfg.Endpoints.File, log); err != nil {
-		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
+	if !o.ref.kubeMode() { // in Kubernetes mode the controller, not a file, feeds the endpoints
+		if err := checkEndpointsFile(cfg.Endpoints.File, log); err != nil {
+			os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -110,7 +121,7 @@ func checkEndpointsFile(path string, log logr.Logger) error {
 // loadConfig reads the file, applies flags (a Dynamo flag that disagrees with
 // the file is an error), fills defaults and validates.
 func loadConfig(o options, fs *flag.FlagSet, b *v1.FlagBindings) (*v1.Config, error) {
-	cfg, err := v1.LoadFile(o.configFile)
+	cfg, err := o.ref.load(o.configFile)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +142,12 @@ func loadConfig(o options, fs *flag.FlagSet, b *v1.FlagBindings) (*v1.Config, er
 	if set["plaintext"] {
 		cfg.Server.Plaintext = o.plaintext
 	}
+	if err := o.ref.apply(cfg, set); err != nil {
+		return nil, err
+	}
 	cfg.SetDefaults()
-	if cfg.Endpoints.File == "" {
-		return nil, errors.Join(cfg.Validate(), errors.New("endpoints.file: required (standalone mode): give --endpoints-file or set it in --config"))
+	if cfg.Endpoints.File == "" && !o.ref.kubeMode() {
+		return nil, errors.Join(cfg.Validate(), errors.New("endpoints.file: required (standalone mode): give --endpoints-file or set it in --config, or use Kubernetes mode (--pool-name or --endpoint-selector)"))
 	}
 	return cfg, cfg.Validate()
 }

@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/controller"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/extproc"
 	"github.com/kvpick/kvpick/pkg/gctune"
@@ -42,9 +43,16 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	log.Info("garbage collector", "gcPercent", gc.GCPercent, "gogcFromEnv", gc.GCFromEnv,
 		"memoryLimitBytes", gc.MemoryLimitBytes, "memoryLimitFrom", gc.LimitSource)
 	set := endpoints.NewSet()
-	src := endpoints.NewFileSource(cfg.Endpoints.File, set)
-	if err := src.Load(); err != nil {
+	kc, err := newKube(cfg, o.ref, set, log)
+	if err != nil {
 		return err
+	}
+	var src *endpoints.FileSource
+	if kc == nil { // standalone: the endpoints file feeds the same set the controller would
+		src = endpoints.NewFileSource(cfg.Endpoints.File, set)
+		if err := src.Load(); err != nil {
+			return err
+		}
 	}
 	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration,
 		PruneTarget: *cfg.KV.PruneTarget})
@@ -61,7 +69,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if cfg.KV.Observation == v1.ObserveEvents {
 		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool})
 	}
-	rt, err := router.New(cfg, router.Deps{Set: set, Index: index, Active: active,
+	rt, err = router.New(cfg, router.Deps{Set: set, Index: index, Active: active,
 		Log: log.WithName("router"), Pool: o.pool, Events: feed})
 	if err != nil {
 		return err
@@ -76,23 +84,37 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if feed != nil {
 		startEvents(ctx, cfg, set, feed, log)
 	}
-	set.OnChange(func(s *endpoints.Snapshot) { srv.SetReady(len(s.List) > 0) })
-	srv.SetReady(len(set.Snapshot().List) > 0)
-	// Watch only once every listener is registered, so no reload is missed.
-	go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
-	return serve(ctx, cfg, o, srv, log)
+	ready := controller.NewReadiness(srv.SetReady, kc.leaderElection())
+	set.OnChange(func(s *endpoints.Snapshot) { ready.SetEndpoints(len(s.List) > 0) })
+	ready.SetEndpoints(len(set.Snapshot().List) > 0)
+	// Feed only once every listener is registered, so no change is missed.
+	if kc != nil {
+		if err := kc.start(ctx, rt, ready); err != nil {
+			return err
+		}
+	} else {
+		go src.Watch(ctx, cfg.Endpoints.ReloadInterval.Duration, log.WithName("endpoints"))
+	}
+	if err := startHealth(ctx, o.ref.healthPort(), srv, log); err != nil {
+		return err
+	}
+	filter, err := kc.metricsFilter()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, o, srv, filter, log)
 }
 
 // serve binds the metrics and gRPC listeners, reports their addresses (log
 // lines, and --ready-file), then serves until ctx ends.
-func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, log logr.Logger) error {
+func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, filter func(http.Handler) (http.Handler, error), log logr.Logger) error {
 	ready := map[string]string{}
 	if cfg.Server.MetricsAddr != v1.MetricsOff {
 		if lis, err := net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
 			log.Error(err, "metrics listener", "addr", cfg.Server.MetricsAddr) // serve ext_proc regardless
 		} else {
 			ready["metrics"] = lis.Addr().String()
-			go serveMetrics(ctx, lis, srv, log)
+			go serveMetrics(ctx, lis, srv, filter, log)
 		}
 	}
 	lis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
@@ -142,9 +164,18 @@ func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, lis net
 	return extproc.ServeGRPC(ctx, lis, srv, tlsConf, cfg.Server.ShutdownGrace.Duration)
 }
 
-func serveMetrics(ctx context.Context, lis net.Listener, srv *extproc.Server, log logr.Logger) {
+func serveMetrics(ctx context.Context, lis net.Listener, srv *extproc.Server, filter func(http.Handler) (http.Handler, error), log logr.Logger) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{}))
+	var metrics http.Handler = promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{})
+	if filter != nil { // Kubernetes authn/authz (TokenReview + SubjectAccessReview)
+		var err error
+		if metrics, err = filter(metrics); err != nil {
+			log.Error(err, "metrics auth filter")
+			lis.Close()
+			return
+		}
+	}
+	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !srv.Ready() {

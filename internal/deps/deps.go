@@ -16,5 +16,11 @@ import (
 	_ "gonum.org/v1/plot"
 	_ "google.golang.org/grpc"
 	_ "google.golang.org/grpc/health"
+	_ "k8s.io/api/core/v1"
+	_ "k8s.io/client-go/kubernetes"
+	_ "sigs.k8s.io/controller-runtime"
+	_ "sigs.k8s.io/controller-runtime/pkg/envtest"
+	_ "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	_ "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	_ "sigs.k8s.io/yaml"
 )

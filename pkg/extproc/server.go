@@ -68,6 +68,9 @@ func (s *Server) Register(g *grpc.Server) {
 	healthpb.RegisterHealthServer(g, s.health)
 }
 
+// RegisterHealth adds only the gRPC health service to g, for a separate health port.
+func (s *Server) RegisterHealth(g *grpc.Server) { healthpb.RegisterHealthServer(g, s.health) }
+
 // SetReady sets the "", "readiness" and ext_proc health statuses. Safe for concurrent use.
 func (s *Server) SetReady(ready bool) {
 	s.ready.Store(ready)

@@ -81,7 +81,7 @@ func (r *Router) priority(h map[string]string) int {
 	if name == "" {
 		return 0
 	}
-	return r.cfg.Objectives[name]
+	return (*r.objectives.Load())[name]
 }
 
 func (r *Router) isAdapter(model string) bool {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -56,6 +57,8 @@ type Router struct {
 	stride   int                 // index every stride-th block (v1alpha1 KV.IndexStride)
 	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
 	rates    *rates
+	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
+	objectives atomic.Pointer[map[string]int]
 }
 
 // New builds a router for a validated, defaulted config.
@@ -85,6 +88,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
 	}
 	r.initRates()
+	r.SetObjectives(cfg.Objectives)
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)

@@ -83,7 +83,7 @@ var rules = []rule{
 			module + "/pkg/activework", module + "/pkg/endpoints", module + "/pkg/tokenize"}},
 	{why: "the deciding side does not know the transport", from: []string{"pkg/router", "pkg/scheduler", "pkg/admission"},
 		deny: []string{module + "/pkg/extproc", module + "/pkg/extproc/"}},
-	{why: "feeds write state, never through the router", from: []string{"pkg/kvfeed", "pkg/kvevents", "pkg/scrape", "pkg/endpoints", "pkg/kvindex"},
+	{why: "feeds write state, never through the router", from: []string{"pkg/kvfeed", "pkg/kvevents", "pkg/scrape", "pkg/endpoints", "pkg/kvindex", "pkg/controller"},
 		deny: []string{module + "/pkg/router", module + "/pkg/extproc", module + "/pkg/extproc/"}},
 	{why: "state does not depend on feeds or deciders", from: []string{"pkg/endpoints", "pkg/kvindex", "pkg/activework"},
 		deny: []string{module + "/pkg/scrape", module + "/pkg/kvevents", module + "/pkg/kvfeed", module + "/pkg/scheduler", module + "/pkg/router"}},
