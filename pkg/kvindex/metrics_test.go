@@ -1,6 +1,7 @@
 package kvindex
 
 import (
+	"github.com/kvpick/kvpick/internal/testutil"
 	"testing"
 	"time"
 
@@ -44,37 +45,9 @@ func gatherKVIndex(t *testing.T, index string) map[string]float64 {
 	})
 }
 
-// gatherWhere returns "family/sub" -> value (counter or gauge) of every series keep accepts, sub being what keep
-// returns for it.
+// gatherWhere is testutil.GatherWhere on the process's registry.
 func gatherWhere(t *testing.T, keep func(*dto.Metric) (sub string, ok bool)) map[string]float64 {
-	t.Helper()
-	fams, err := telemetry.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range fams {
-		for _, m := range f.GetMetric() {
-			if sub, ok := keep(m); ok {
-				out[f.GetName()+"/"+sub] = seriesValue(m)
-			}
-		}
-	}
-	return out
+	return testutil.GatherWhere(t, telemetry.Registry, keep)
 }
 
-func seriesValue(m *dto.Metric) float64 {
-	if m.GetCounter() != nil {
-		return m.GetCounter().GetValue()
-	}
-	return m.GetGauge().GetValue()
-}
-
-func label(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
-}
+func label(m *dto.Metric, name string) string { return testutil.Label(m, name) }

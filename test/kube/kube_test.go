@@ -65,15 +65,7 @@ func newCluster(t *testing.T) *cluster {
 	return k
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testutil.FreePort(t) }
 
 // modelServer starts modelsim on ip:port and a pod for it, Running and Ready.
 func (k *cluster) modelServer(t *testing.T, name, ip string) *corev1.Pod {
