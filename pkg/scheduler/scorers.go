@@ -42,25 +42,6 @@ func externalBlocks(c *Candidate) int {
 	return int(c.Load.KVUsage * float64(c.Capacity.TotalBlocks))
 }
 
-// kvCostScorer scores by the blocks formula, with the balance bound judged
-// on predicted TTFT.
-type kvCostScorer struct {
-	k     KVCost
-	t     TimeCost
-	bound float64
-}
-
-func (kvCostScorer) Name() string { return "kv-cost" }
-func (s kvCostScorer) Score(r *Request, cands []Candidate, out []float64) {
-	for i := range cands {
-		out[i] = s.k.Cost(r, &cands[i])
-	}
-	balanced(s.t, s.bound, r, cands, out[:len(cands)])
-	for i := range cands {
-		out[i] = -out[i]
-	}
-}
-
 type kvOverlapScorer struct{}
 
 func (kvOverlapScorer) Name() string { return "kv-overlap" }

@@ -104,15 +104,19 @@ func balanced(t TimeCost, bound float64, r *Request, cands []Candidate, cost []f
 	}
 }
 
-type timeCostScorer struct {
+// costScorer scores by a cost model (lower is better), with the balance
+// bound judged on predicted TTFT whichever model prices the candidates.
+type costScorer struct {
+	name  string
+	cost  func(*Request, *Candidate) float64
 	t     TimeCost
 	bound float64
 }
 
-func (timeCostScorer) Name() string { return "kv-time-cost" }
-func (s timeCostScorer) Score(r *Request, cands []Candidate, out []float64) {
+func (s costScorer) Name() string { return s.name }
+func (s costScorer) Score(r *Request, cands []Candidate, out []float64) {
 	for i := range cands {
-		out[i] = s.t.Cost(r, &cands[i])
+		out[i] = s.cost(r, &cands[i])
 	}
 	balanced(s.t, s.bound, r, cands, out[:len(cands)])
 	for i := range cands {
@@ -128,7 +132,8 @@ func kvCostFor(c v1.KVCost) Scorer {
 		bound = c.BalanceBound.Seconds()
 	}
 	if c.Model == v1.CostModelBlocks {
-		return kvCostScorer{k: KVCost{OverlapWeight: *c.OverlapWeight, ActiveRequestWeight: *c.ActiveRequestWeight}, t: t, bound: bound}
+		k := KVCost{OverlapWeight: *c.OverlapWeight, ActiveRequestWeight: *c.ActiveRequestWeight}
+		return costScorer{name: "kv-cost", cost: k.Cost, t: t, bound: bound}
 	}
-	return timeCostScorer{t: t, bound: bound}
+	return costScorer{name: "kv-time-cost", cost: t.Cost, t: t, bound: bound}
 }
