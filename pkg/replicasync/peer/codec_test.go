@@ -1,0 +1,87 @@
+package peer
+
+import (
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/replicasync"
+)
+
+func added(origin string, seq, req uint64, chain ...uint64) replicasync.Event {
+	return replicasync.Event{Origin: origin, Seq: seq, Kind: replicasync.KindAdded, Request: req,
+		At: time.Unix(1700000000, 123456789), Endpoint: "10.0.0.1:8000",
+		Work:       activework.Work{PromptTokens: 4096, UncachedTokens: 1024, ExpectedOutput: 128, BlockSize: 16, Blocks: chain},
+		IndexChain: chain}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		b    batch
+	}{
+		{"empty heartbeat", batch{}},
+		{"snapshot flag, no events", batch{Flags: flagSnapshot}},
+		{"added with chains", batch{Events: []replicasync.Event{added("a", 1, 7, 1, 2, 1<<63|5)}}},
+		{"every kind", batch{Flags: flagSnapshotMore, Events: []replicasync.Event{
+			added("replica-x", 1, 1),
+			{Origin: "replica-x", Seq: 2, Kind: replicasync.KindPrefillDone, Request: 1},
+			{Origin: "replica-x", Seq: 1 << 40, Kind: replicasync.KindFreed, Request: 1<<64 - 1, At: time.Unix(0, -5)},
+		}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeBatch(appendBatch(nil, &tc.b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tc.b) {
+				t.Fatalf("round trip:\n got %+v\nwant %+v", *got, tc.b)
+			}
+		})
+	}
+}
+
+// Every malformed input is refused with a reason, never a panic or a huge allocation.
+func TestDecodeRefusesMalformed(t *testing.T) {
+	good := appendBatch(nil, &batch{Events: []replicasync.Event{added("a", 1, 7, 1, 2)}})
+	long := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: strings.Repeat("x", maxString+1), Kind: replicasync.KindFreed}}})
+	badKind := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: "a", Kind: replicasync.KindFreed}}})
+	badKind[4+1+1] = 9 // version, flags, count, len("a")=1, 'a', seq=0 -> kind byte
+	tests := []struct {
+		name, want string
+		data       []byte
+	}{
+		{"empty", "truncated", nil},
+		{"unknown version", "wire version 7", []byte{7, 0, 0}},
+		{"truncated event", "", good[:len(good)-3]},
+		{"trailing bytes", "trailing", append(append([]byte{}, good...), 0)},
+		{"count beyond input", "exceeds", binary.AppendUvarint([]byte{1, 0}, 1<<40)},
+		{"origin too long", "origin", long},
+		{"unknown kind", "kind 9", badKind},
+		{"bad varint", "varint", []byte{1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := decodeBatch(tc.data)
+			if err == nil {
+				t.Fatalf("accepted: %+v", b)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "peer batch") {
+				t.Fatalf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCodecRefusesOtherTypes(t *testing.T) {
+	if _, err := (codec{}).Marshal("x"); err == nil {
+		t.Fatal("marshalled a string")
+	}
+	if err := (codec{}).Unmarshal([]byte{1, 0, 0}, new(int)); err == nil {
+		t.Fatal("unmarshalled into an int")
+	}
+}
