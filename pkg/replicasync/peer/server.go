@@ -38,7 +38,7 @@ type ServerOptions struct {
 	// Heartbeat is how often the server tells a sender it is alive (an empty
 	// batch); a sender that hears nothing for twice this ends the stream.
 	Heartbeat time.Duration
-	Log    logr.Logger
+	Log       logr.Logger
 }
 
 // Server receives peers' events and applies those of authenticated peers.
