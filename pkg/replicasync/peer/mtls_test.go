@@ -53,7 +53,7 @@ func (ca *testCA) leaf(t *testing.T, name string) (certFile, keyFile string) {
 	kd, _ := x509.MarshalECPrivateKey(key)
 	dir := t.TempDir()
 	certFile, keyFile = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600) //nolint:errcheck
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)  //nolint:errcheck
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd}), 0o600) //nolint:errcheck
 	return certFile, keyFile
 }
