@@ -169,7 +169,7 @@ func TestFlagBindings(t *testing.T) {
 func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	b := BindFlags(fs)
-	args := []string{"--router-replica-sync", "--router-event-threads", "8", "--router-reset-states", "--router-queue-policy=wspt",
+	args := []string{"--router-event-threads", "8", "--router-reset-states", "--router-queue-policy=wspt",
 		"--shared-cache-type=hicache", "--no-router-track-active-blocks"}
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("Dynamo flags refused: %v", err)
@@ -182,7 +182,7 @@ func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := b.Warnings()
-	for _, name := range []string{"--router-replica-sync", "--router-event-threads", "--router-reset-states", "--router-queue-policy=wspt",
+	for _, name := range []string{"--router-event-threads", "--router-reset-states", "--router-queue-policy=wspt",
 		"--shared-cache-type", "--no-router-track-active-blocks"} {
 		if !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, name) }) {
 			t.Errorf("no warning names %s: %q", name, w)

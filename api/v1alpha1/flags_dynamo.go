@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // QueuePolicies are Dynamo's --router-queue-policy values; kvpick's queue is
 // first come first served within a priority (fcfs).
@@ -44,7 +47,29 @@ func (b *FlagBindings) dynamo() {
 		func(c *Config) **float64 { return &c.KV.HostHitWeight })
 	b.float(names("router-disk-cache-hit-weight"), "kv.diskHitWeight", "credit of a disk-tier prefix hit relative to a GPU hit", false,
 		func(c *Config) **float64 { return &c.KV.DiskHitWeight })
+	b.replicaSync("router-replica-sync", true)
+	b.replicaSync("no-router-replica-sync", false)
 	b.dynamoIgnored()
+}
+
+// replicaSync binds Dynamo's negatable --router-replica-sync to
+// replicaSync.mode (peers when on, off when off).
+func (b *FlagBindings) replicaSync(name string, on bool) {
+	usage := "share in-flight work with the peer replicas (replicaSync.mode: peers; peers from --peers or the Service)"
+	if !on {
+		usage = "do not share in-flight work with other replicas (replicaSync.mode: off)"
+	}
+	b.add([]string{name}, "replicaSync.mode", usage, true, func(c *Config, raw string) (string, error) {
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			return "", fmt.Errorf("not a boolean: %q", raw)
+		}
+		want := ReplicaSyncOff
+		if v == on {
+			want = ReplicaSyncPeers
+		}
+		return setStrField(&c.ReplicaSync.Mode, want), nil
+	})
 }
 
 // queuePolicy accepts fcfs (what kvpick's queue does) and refuses unknown
@@ -64,7 +89,6 @@ func (b *FlagBindings) queuePolicy() {
 
 // dynamoIgnored lists Dynamo router flags with no kvpick counterpart yet.
 func (b *FlagBindings) dynamoIgnored() {
-	b.ignore("no replica sync between kvpick replicas yet", true, "router-replica-sync", "no-router-replica-sync")
 	b.ignore("kvpick credits the device overlap through the kv cost itself", false,
 		"router-kv-overlap-score-credit", "router-kv-overlap-score-credit-decay")
 	b.ignore("kvpick subscribes to engines' ZMQ publishers directly, without NATS", true,

@@ -42,7 +42,8 @@ func LoadFile(path string) (*Config, error) {
 
 // resolvePaths makes the config's relative file paths relative to dir.
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.Endpoints.File, &c.Server.CertFile, &c.Server.KeyFile} {
+	for _, p := range []*string{&c.Endpoints.File, &c.Server.CertFile, &c.Server.KeyFile,
+		&c.ReplicaSync.SecretFile, &c.ReplicaSync.ClientCAFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}

@@ -1,0 +1,115 @@
+package v1alpha1
+
+import "time"
+
+// Replica-sync modes.
+const (
+	ReplicaSyncOff   = "off"   // this replica counts only its own decisions
+	ReplicaSyncPeers = "peers" // replicas exchange in-flight work and predicted prefixes
+)
+
+// ReplicaSync configures how several picker replicas share one view of the
+// fleet's work (pkg/replicasync). The core fields are below; the peer list,
+// authentication and TLS of the peer transport sit beside them.
+type ReplicaSync struct {
+	// Mode is "off" (default) or "peers". Off, each replica sees only the
+	// work it routed itself, so N replicas each under-count load by about
+	// (N-1)/N and spread a shared prefix N ways.
+	Mode string `json:"mode"`
+	// QueueLength bounds this replica's events waiting to be sent (default
+	// 8192). Past it events are dropped and counted, never waited for: longer
+	// rides out a slower transport burst, at the memory of that many events.
+	QueueLength int `json:"queueLength"`
+	// MaxBatch is the most events sent in one message (default 256). Larger
+	// batches cost fewer messages under load, at a bigger message each.
+	MaxBatch int `json:"maxBatch"`
+	// OrphanTTL frees a peer's request that has had no event for this long
+	// (default 300s, as kv.activeWorkTTL): a Freed lost in transit. Shorter
+	// heals a lost event sooner but may free a long request that is still
+	// decoding (its peer sends nothing between first token and end).
+	OrphanTTL Duration `json:"orphanTTL"`
+	// SnapshotChains bounds the recent predicted-prefix records kept for a
+	// joining peer's snapshot (default 4096). More warms a new replica's
+	// predicted view more fully; each record holds its prompt's block hashes.
+	SnapshotChains int `json:"snapshotChains"`
+
+	// The peer transport (pkg/replicasync/peer; defaults and validation in
+	// replicasync_transport.go).
+
+	// ID names this replica to its peers; empty means the host name (the pod
+	// name in Kubernetes) and the listen port. Unique per replica.
+	ID string `json:"id,omitempty"`
+	// ListenAddr is where peers push their events (default ":9004"): a port of
+	// its own, not the ext_proc one, so client certificates can be required
+	// of peers without asking Envoy for one, and the port can be firewalled
+	// to the picker's own pods. It uses the gRPC server's TLS (server.*).
+	ListenAddr string `json:"listenAddr"`
+	// Peers are the other replicas' listen addresses (host:port; --peers).
+	// This replica's own address may be listed: it is recognised and skipped.
+	Peers []string `json:"peers,omitempty"`
+	// Service, in Kubernetes mode, is the picker's own Service: the peers are
+	// the ready addresses of its EndpointSlices (port PortName), followed live.
+	Service string `json:"service,omitempty"`
+	// PortName is the EndpointSlice port that carries peer traffic (default "peer").
+	PortName string `json:"portName"`
+	// SecretFile holds the shared secret every replica sends and checks
+	// (constant-time) before applying a peer's events; the environment
+	// variable KVPICK_PEER_SECRET is used when no file is set. A secret or a
+	// ClientCAFile (or both) is required: unauthenticated peers could inject load.
+	SecretFile string `json:"secretFile,omitempty"`
+	// ClientCAFile turns on mutual TLS: a peer must present a certificate
+	// this CA signed, and this replica presents server.certFile as its own.
+	ClientCAFile string `json:"clientCAFile,omitempty"`
+	// PeerExpiry is how long a peer's stream may stay down before the work
+	// and sequence state it contributed are dropped (default 10s). Shorter
+	// heals a dead replica's phantom load sooner; longer rides out blips
+	// without losing the peer's view (a reconnect resyncs by snapshot anyway).
+	PeerExpiry Duration `json:"peerExpiry"`
+	// Heartbeat is how often a receiver tells a sender it is alive (default
+	// 1s); a silent peer is detected within about twice this, at one small
+	// message per period per peer.
+	Heartbeat Duration `json:"heartbeat"`
+	// PeerQueue bounds the batches waiting for one peer (default 1024); past
+	// it events to that peer are dropped and counted, and a snapshot follows.
+	// Longer rides out a slower peer, at that many batches of memory each.
+	PeerQueue int `json:"peerQueue"`
+	// ReconnectMin and ReconnectMax bound the jittered, doubling redial delay
+	// (defaults 100ms and 2s): shorter rejoins sooner after a fault, at more
+	// dial attempts towards a peer that is gone.
+	ReconnectMin Duration `json:"reconnectMin"`
+	ReconnectMax Duration `json:"reconnectMax"`
+}
+
+func (r *ReplicaSync) setDefaults() {
+	setStr(&r.Mode, ReplicaSyncOff)
+	if r.QueueLength == 0 {
+		r.QueueLength = 8192
+	}
+	if r.MaxBatch == 0 {
+		r.MaxBatch = 256
+	}
+	setDur(&r.OrphanTTL, 300*time.Second)
+	if r.SnapshotChains == 0 {
+		r.SnapshotChains = 4096
+	}
+	r.setTransportDefaults()
+}
+
+func (r *ReplicaSync) validate(p *problems) {
+	if r.Mode != ReplicaSyncOff && r.Mode != ReplicaSyncPeers {
+		p.add("replicaSync.mode", "must be %q or %q, not %q", ReplicaSyncOff, ReplicaSyncPeers, r.Mode)
+	}
+	if r.QueueLength < 1 {
+		p.add("replicaSync.queueLength", "must be at least 1")
+	}
+	if r.MaxBatch < 1 {
+		p.add("replicaSync.maxBatch", "must be at least 1")
+	}
+	if r.OrphanTTL.Duration <= 0 {
+		p.add("replicaSync.orphanTTL", "must be positive")
+	}
+	if r.SnapshotChains < 0 {
+		p.add("replicaSync.snapshotChains", "must not be negative")
+	}
+	r.validateTransport(p)
+}
