@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -46,6 +47,7 @@ type options struct {
 	verbosity     int
 	printConfig   bool
 	readyFile     string
+	peers         string
 	ref           *refFlags // the reference picker's flags and Kubernetes mode (refflags.go)
 }
 
@@ -62,6 +64,7 @@ func main() {
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision, 2 adds why (cached blocks, score, session pin)")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
 	fs.StringVar(&o.readyFile, "ready-file", "", `once listening, write the bound addresses to this file as JSON {"grpc":..., "metrics":...} (for :0 ports)`)
+	fs.StringVar(&o.peers, "peers", "", "replica sync: the other replicas' peer addresses, host:port,... (config: replicaSync.peers; this replica's own may be listed)")
 	bindings := v1.BindFlags(fs)
 	o.ref = bindRefFlags(fs)
 	if err := program.Parse(fs, os.Args[1:], os.Stdout); err != nil {
@@ -141,6 +144,9 @@ func loadConfig(o options, fs *flag.FlagSet, b *v1.FlagBindings) (*v1.Config, er
 	}
 	if set["plaintext"] {
 		cfg.Server.Plaintext = o.plaintext
+	}
+	if set["peers"] {
+		cfg.ReplicaSync.Peers = strings.FieldsFunc(o.peers, func(r rune) bool { return r == ',' || r == ' ' })
 	}
 	if err := o.ref.apply(cfg, set); err != nil {
 		return nil, err

@@ -43,6 +43,14 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	log.Info("garbage collector", "gcPercent", gc.GCPercent, "gogcFromEnv", gc.GCFromEnv,
 		"memoryLimitBytes", gc.MemoryLimitBytes, "memoryLimitFrom", gc.LimitSource)
 	set := endpoints.NewSet()
+	pe, err := listenPeers(cfg)
+	if err != nil {
+		return err
+	}
+	if pe != nil {
+		pe.lis.Close()
+		return errors.New("replicaSync.mode peers: the replica sync core (pkg/replicasync, issue 14 part A) is not in this build yet")
+	}
 	kc, err := newKube(cfg, o.ref, set, log)
 	if err != nil {
 		return err
@@ -102,13 +110,17 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, o, srv, filter, log)
+	addrs := map[string]string{}
+	if pe != nil {
+		addrs["peer"] = pe.addr()
+	}
+	return serve(ctx, cfg, o, srv, filter, addrs, log)
 }
 
 // serve binds the metrics and gRPC listeners, reports their addresses (log
 // lines, and --ready-file), then serves until ctx ends.
-func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, filter func(http.Handler) (http.Handler, error), log logr.Logger) error {
-	ready := map[string]string{}
+func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, filter func(http.Handler) (http.Handler, error),
+	ready map[string]string, log logr.Logger) error {
 	if cfg.Server.MetricsAddr != v1.MetricsOff {
 		if lis, err := net.Listen("tcp", cfg.Server.MetricsAddr); err != nil {
 			log.Error(err, "metrics listener", "addr", cfg.Server.MetricsAddr) // serve ext_proc regardless
@@ -146,19 +158,29 @@ func writeReady(path string, addrs map[string]string) error {
 	return nil
 }
 
-func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, lis net.Listener, log logr.Logger) error {
+// serverTLS is the gRPC listeners' TLS (ext_proc and replica sync): nil
+// when plaintext, the certificate files when set, else self-signed.
+func serverTLS(s v1.Server) (*tls.Config, error) {
 	var tlsConf *tls.Config
 	var err error
 	switch {
-	case cfg.Server.Plaintext:
-	case cfg.Server.CertFile != "":
-		tlsConf, err = extproc.LoadTLS(cfg.Server.CertFile, cfg.Server.KeyFile)
+	case s.Plaintext:
+	case s.CertFile != "":
+		tlsConf, err = extproc.LoadTLS(s.CertFile, s.KeyFile)
 	default:
 		tlsConf, err = extproc.SelfSignedTLS()
 	}
 	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	return tlsConf, nil
+}
+
+func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, lis net.Listener, log logr.Logger) error {
+	tlsConf, err := serverTLS(cfg.Server)
+	if err != nil {
 		lis.Close()
-		return fmt.Errorf("tls: %w", err)
+		return err
 	}
 	log.Info("kvpick serving ext_proc", "addr", lis.Addr().String(), "tls", tlsConf != nil, "mode", cfg.Router.Mode)
 	return extproc.ServeGRPC(ctx, lis, srv, tlsConf, cfg.Server.ShutdownGrace.Duration)

@@ -131,3 +131,7 @@ func (t *Transport) Peers() map[string]bool {
 	}
 	return out
 }
+
+// MaxBatchBytes is the largest message a sender writes (a snapshot is split
+// to fit); well under gRPC's 4 MiB default receive limit.
+const MaxBatchBytes = 1 << 20
