@@ -23,6 +23,7 @@ func (c *Config) SetDefaults() {
 	c.KV.setDefaults()
 	c.Scrape.setDefaults()
 	c.Kubernetes.setDefaults()
+	c.ReplicaSync.setDefaults()
 }
 
 func (s *Server) setDefaults() {

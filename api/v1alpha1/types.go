@@ -44,6 +44,8 @@ type Config struct {
 	Scrape    Scrape    `json:"scrape"`
 	// Kubernetes configures Kubernetes mode (see kube.go).
 	Kubernetes Kubernetes `json:"kubernetes"`
+	// ReplicaSync shares in-flight work between picker replicas (see replicasync.go).
+	ReplicaSync ReplicaSync `json:"replicaSync"`
 	// Objectives maps an InferenceObjective name (header x-gateway-inference-objective)
 	// to its priority. Higher goes first; negative is sheddable. Unknown names get 0.
 	Objectives map[string]int `json:"objectives,omitempty"`

@@ -39,6 +39,7 @@ func (c *Config) Validate() error {
 	c.KV.validate(&p)
 	c.Scrape.validate(&p)
 	c.Kubernetes.validate(&p)
+	c.ReplicaSync.validate(&p)
 	if c.Endpoints.ReloadInterval.Duration <= 0 {
 		p.add("endpoints.reloadInterval", "must be positive")
 	}
