@@ -62,6 +62,6 @@ func (r *ReplicaSync) validate(p *problems) {
 		p.add("replicaSync.orphanTTL", "must be positive")
 	}
 	if r.SnapshotChains < 0 {
-		p.add("replicaSync.snapshotChains", "must not be negative (0 sends no predicted prefixes in a snapshot)")
+		p.add("replicaSync.snapshotChains", "must not be negative")
 	}
 }
