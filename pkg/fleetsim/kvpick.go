@@ -44,9 +44,10 @@ func KVPick(name string, configure func(*v1.Config)) Spec {
 }
 
 type kvpick struct {
-	cfg  *v1.Config
-	r    *router.Router
-	feed *kvfeed.Feed // nil unless on the events path
+	cfg    *v1.Config
+	r      *router.Router
+	active *activework.Tracker
+	feed   *kvfeed.Feed // nil unless on the events path
 }
 
 func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
@@ -60,7 +61,7 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 		ix.SetCapacity(k, env.Capacity[k].IndexEntries(cfg.KV.IndexStride()))
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
-	k := &kvpick{cfg: cfg}
+	k := &kvpick{cfg: cfg, active: active}
 	if cfg.KV.Observation == v1.ObserveEvents {
 		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name})
 	}
