@@ -1,48 +1,11 @@
 package v1alpha1
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
 
-func TestReplicaSyncParseAndValidate(t *testing.T) {
-	cases := []struct {
-		name    string
-		yaml    string
-		wantErr []string
-	}{
-		{"default is off", ``, nil},
-		{"peers", "replicaSync:\n  mode: peers\n  queueLength: 16\n  orphanTTL: 1m\n", nil},
-		{"unknown mode", "replicaSync:\n  mode: gossip\n", []string{"replicaSync.mode", "gossip"}},
-		{"bad numbers all at once", "replicaSync:\n  queueLength: -1\n  maxBatch: -2\n  snapshotChains: -3\n  orphanTTL: -1s\n",
-			[]string{"replicaSync.queueLength", "replicaSync.maxBatch", "replicaSync.snapshotChains", "replicaSync.orphanTTL"}},
-		{"unknown key", "replicaSync:\n  mood: peers\n", []string{"mood"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.yaml))
-			if err == nil {
-				c.SetDefaults()
-				err = c.Validate()
-			}
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("want an error naming %v", tc.wantErr)
-			}
-			for _, w := range tc.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not name %q", err, w)
-				}
-			}
-		})
-	}
-}
+// Parsing and validation of replicaSync are rows of TestParseAndValidate.
 
 func TestReplicaSyncDefaultsKeepUserValues(t *testing.T) {
 	c := Default()
