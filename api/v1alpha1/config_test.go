@@ -50,6 +50,10 @@ func TestParseAndValidate(t *testing.T) {
 		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},
 		{"negative disk weight", "kv:\n  diskHitWeight: -0.1\n", []string{"kv.diskHitWeight"}},
 		{"tier weights in range", "kv:\n  hostHitWeight: 1\n  diskHitWeight: 0\n", nil},
+		{"replica sync peers", "replicaSync:\n  mode: peers\n  queueLength: 16\n  orphanTTL: 1m\n", nil},
+		{"replica sync unknown mode", "replicaSync:\n  mode: gossip\n", []string{"replicaSync.mode", "gossip"}},
+		{"replica sync bad numbers", "replicaSync:\n  queueLength: -1\n  maxBatch: -2\n  snapshotChains: -3\n  orphanTTL: -1s\n",
+			[]string{"replicaSync.queueLength", "replicaSync.maxBatch", "replicaSync.snapshotChains", "replicaSync.orphanTTL"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

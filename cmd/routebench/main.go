@@ -64,6 +64,9 @@ type options struct {
 	pageOnly       bool
 	markdown       bool
 	live           string
+	replicas       int
+	replicaSync    string
+	syncDelay      time.Duration
 }
 
 // program describes routebench for --help and error messages.
@@ -124,6 +127,9 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.BoolVar(&o.markdown, "markdown", false, "also write each report as a Markdown table (NAME.md in -out), the README's form")
 	fs.BoolVar(&o.pageOnly, "html-only", false, "only rebuild the -html page from the reports already in -out (no simulation)")
 	fs.StringVar(&o.live, "live", "", "a text file shown as the page's last section (the demo's live run)")
+	fs.IntVar(&o.replicas, "replicas", 1, "picker replicas per policy, arrivals spread over them in turn (as a gateway spreads streams)")
+	fs.StringVar(&o.replicaSync, "replica-sync", "off", "on | off: replicas share their decisions' lifecycles (kvpick policies only)")
+	fs.DurationVar(&o.syncDelay, "sync-delay", 5*time.Millisecond, "with -replica-sync on: how long an event takes from one replica to the others")
 	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err
 	}
@@ -144,6 +150,12 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	}
 	if o.pageOnly && o.page == "" {
 		return nil, errors.New("-html-only needs -out (the reports) or -html")
+	}
+	if o.replicas < 1 || o.replicas > 64 {
+		return nil, fmt.Errorf("-replicas %d: must be 1..64", o.replicas)
+	}
+	if o.replicaSync != "on" && o.replicaSync != "off" {
+		return nil, fmt.Errorf("-replica-sync %q: on or off", o.replicaSync)
 	}
 	if o.endpoints < 1 || o.endpoints > 250 {
 		return nil, fmt.Errorf("-endpoints %d: must be 1..250", o.endpoints)

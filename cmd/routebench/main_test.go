@@ -23,7 +23,7 @@ func TestParseFlags(t *testing.T) {
 	if o, _ := parseFlags(nil); o.endpoints != 2 || o.scenario != "brief" {
 		t.Errorf("brief defaults: %+v", o)
 	}
-	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}} {
+	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}, {"-replicas", "0"}, {"-replica-sync", "yes"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
@@ -103,5 +103,25 @@ func TestHeterogeneousFleet(t *testing.T) {
 	o.engineProfile = filepath.Join(dir, "missing.yaml")
 	if _, err := fleetConfig(o); err == nil {
 		t.Error("missing profile accepted")
+	}
+}
+
+// TestReplicasFlags: -replicas with sync runs the kv policy as synced
+// replicas; a baseline that cannot sync is refused with its reason.
+func TestReplicasFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-scenario", "shared-prefix", "-requests", "90", "-endpoints", "2", "-policies", "kv",
+		"-out", "", "-html", "off", "-rate", "3", "-replicas", "3", "-replica-sync", "on", "-sync-delay", "1ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.replicas != 3 || o.replicaSync != "on" || o.syncDelay != time.Millisecond {
+		t.Fatalf("parsed %+v", o)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	o.policies = "gaie-default"
+	if err := run(o); err == nil || !strings.Contains(err.Error(), "only kvpick policies sync") {
+		t.Fatalf("gaie-default as synced replicas: %v", err)
 	}
 }

@@ -59,6 +59,9 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
+	for i := range specs {
+		specs[i] = fleetsim.Replicas(specs[i], fleetsim.ReplicaOptions{N: o.replicas, Sync: o.replicaSync == "on", Delay: o.syncDelay})
+	}
 	if o.scenario == "brief" {
 		return runBrief(o, fleet, specs)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/kvevents"
 	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/replicasync"
 	"github.com/kvpick/kvpick/pkg/request"
 	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/router"
@@ -43,9 +44,10 @@ func KVPick(name string, configure func(*v1.Config)) Spec {
 }
 
 type kvpick struct {
-	cfg  *v1.Config
-	r    *router.Router
-	feed *kvfeed.Feed // nil unless on the events path
+	cfg    *v1.Config
+	r      *router.Router
+	active *activework.Tracker
+	feed   *kvfeed.Feed // nil unless on the events path
 }
 
 func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
@@ -59,12 +61,21 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 		ix.SetCapacity(k, env.Capacity[k].IndexEntries(cfg.KV.IndexStride()))
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
-	k := &kvpick{cfg: cfg}
+	k := &kvpick{cfg: cfg, active: active}
 	if cfg.KV.Observation == v1.ObserveEvents {
 		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name})
 	}
-	r, err := router.New(cfg, router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(),
-		Pool: name, Events: k.feed})
+	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
+	if env.Bus != nil {
+		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Now,
+			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+		if err != nil {
+			return nil, err
+		}
+		env.Bus.join(rep)
+		deps.Sync = rep
+	}
+	r, err := router.New(cfg, deps)
 	if err != nil {
 		return nil, err
 	}

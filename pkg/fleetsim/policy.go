@@ -91,6 +91,10 @@ type Env struct {
 	Model string
 	// Capacity is each endpoint's capacity (KV blocks, block size), by key.
 	Capacity map[string]endpoints.Capacity
+	// Replica names this instance when several run (see Replicas); Bus, when
+	// not nil, is the replica-sync transport a kvpick policy joins.
+	Replica string
+	Bus     *syncBus
 }
 
 // Spec names a policy and builds a fresh instance for one run.

@@ -5,6 +5,31 @@
 // merged state unchanged. The router tells it about its own decisions
 // through Recorder. This package links no gRPC: the network transport lives
 // in a subpackage, and the simulator uses an in-memory one.
+//
+// The flow: the router calls Recorder (a *Replica) on its own decisions; the
+// Replica numbers each event and puts it on a bounded queue without waiting
+// (a full queue drops and counts); Run hands queued events in batches to a
+// Transport, which carries them to the peers; a peer's transport calls Apply
+// with what it received. A joining replica applies a peer's Snapshot; a
+// transport that loses a peer calls ExpirePeer.
+//
+// Apply's rules, per origin replica:
+//   - an event whose Origin is this replica is never applied (it came back);
+//   - an event whose (Origin, Seq) is at or below the last one applied is a
+//     duplicate and is skipped, so a transport may resend freely but must
+//     keep one origin's events in Seq order;
+//   - a Seq gap (events lost in transit, or dropped at the origin's full
+//     queue) is counted and otherwise tolerated: a lost Freed leaves work
+//     that the orphan TTL frees, a lost Added under-counts until the
+//     request's own Freed (ignored as unknown) ends it;
+//   - a restart is a new Epoch (larger than the one seen): everything the
+//     old incarnation added is freed and sequence tracking starts over;
+//     events of an older Epoch are stale and skipped. A transport that does
+//     not carry Epoch (zero) gets the fallback: Seq 1 after a higher Seq
+//     means the origin started over;
+//   - Seq 0 marks snapshot state rather than a step: it is applied
+//     idempotently (an Added for a request already counted is ignored) and
+//     does not move the origin's sequence.
 package replicasync
 
 import (
@@ -23,7 +48,25 @@ const (
 	KindPrefillDone
 	// KindFreed: the request ended (finished, failed or abandoned).
 	KindFreed
+	// KindPredicted: the origin recorded IndexChain at Endpoint as predicted
+	// cache; no active work (a snapshot's recent prefixes).
+	KindPredicted
 )
+
+// String names the kind (metric labels, logs).
+func (k Kind) String() string {
+	switch k {
+	case KindAdded:
+		return "added"
+	case KindPrefillDone:
+		return "prefill_done"
+	case KindFreed:
+		return "freed"
+	case KindPredicted:
+		return "predicted"
+	}
+	return "unknown"
+}
 
 // Event is one lifecycle step of a request that one replica routed.
 type Event struct {
@@ -31,8 +74,11 @@ type Event struct {
 	Origin string
 	// Seq is Origin's event sequence number: it starts at 1 and grows by one
 	// per event, so a peer applies each (Origin, Seq) once and sees gaps.
-	Seq  uint64
-	Kind Kind
+	Seq uint64
+	// Epoch is Origin's incarnation (its start time in Unix nanoseconds): a
+	// larger Epoch means the origin restarted. 0 means unknown.
+	Epoch uint64
+	Kind  Kind
 	// Request is the origin-local request id.
 	Request uint64
 	// At is when the step happened on the origin (for expiry, not ordering).
@@ -43,8 +89,18 @@ type Event struct {
 	// Work.Blocks is the prompt's block chain.
 	Work activework.Work
 	// IndexChain is the predicted KV-index entries the origin recorded for
-	// Endpoint (KindAdded; nil on the events path, where engines report).
+	// Endpoint (KindAdded, KindPredicted; nil on the events path, where
+	// engines report to every replica).
 	IndexChain []uint64
+}
+
+// Transport carries this replica's events to its peers. Run calls Broadcast
+// from one goroutine, with batches in Seq order; the batch is the
+// transport's to keep. Broadcast must not wait on a slow peer: it queues per
+// peer with a bound and drops (and counts) past it, as the Replica's own
+// queue does, since a slow peer must never hold back the others.
+type Transport interface {
+	Broadcast(evs []Event)
 }
 
 // Recorder is what the router reports about its own decisions. Calls never

@@ -89,8 +89,8 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	d.expect = r.expect(p, primary, now)
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.unreserve(p)
-	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
-		r.deps.Index.RecordPredicted(d.primary, p.IndexChain, now)
+	if chain := r.predictedChain(p); chain != nil {
+		r.deps.Index.RecordPredicted(d.primary, chain, now)
 	}
 	if log := r.deps.Log.V(2); log.Enabled() { // v1 is the transport's "routed" line
 		logDecision(log, d, &res)
@@ -109,10 +109,17 @@ func logDecision(log logr.Logger, d *Decision, res *scheduler.Result) {
 }
 
 // commit records the rest of d's choice: the shared prompt blocks of its
-// active work, the session pin, the hit ratio and the active-work gauges.
+// active work, the session pin, the hit ratio and the active-work gauges;
+// and it tells peer replicas. Peers hear at commit, not at choose: a
+// decision never committed was never sent, so it must not hold load on
+// peers that no Done would ever free.
 func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
 	d.handle.Hold()
+	if r.deps.Sync != nil {
+		d.syncID = r.syncIDs.Add(1)
+		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), r.predictedChain(p))
+	}
 	if p.Session != "" {
 		r.sessions.set(p.Session, d.primary, now)
 	}
@@ -121,6 +128,15 @@ func (r *Router) commit(d *Decision) {
 			Observe(float64(min(d.cachedBlocks, p.Req.Blocks)) / float64(p.Req.Blocks))
 	}
 	r.publishActive(d.primary)
+}
+
+// predictedChain is what choosing records as p's predicted prefix on its
+// primary: its index chain on the predicted path, nil on the events path.
+func (r *Router) predictedChain(p *Prepared) []uint64 {
+	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
+		return p.IndexChain
+	}
+	return nil
 }
 
 // work is p's active work on an endpoint believed to hold cached tokens of it.

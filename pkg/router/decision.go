@@ -26,6 +26,7 @@ type Decision struct {
 	mu        sync.Mutex
 	handle    *activework.Handle // started by choose
 	expect    *expectation       // the time model's prediction, to learn from
+	syncID    uint64             // this decision's id towards Deps.Sync (0: not told)
 	committed bool
 	done      bool
 }
@@ -73,6 +74,10 @@ func (d *Decision) Served(endpoint string) {
 	w := d.r.work(d.p, d.p.cachedTokens(d.r.cachedBlocksOn(d.p, endpoint)))
 	d.handle = d.r.deps.Active.Add(endpoint, w, d.r.deps.Now())
 	d.r.publishActive(endpoint)
+	if d.syncID != 0 { // peers move it too: no predicted prefix was recorded there
+		d.r.deps.Sync.Freed(d.syncID)
+		d.r.deps.Sync.Added(d.syncID, endpoint, w, nil)
+	}
 }
 
 // FirstToken marks the prefill done.
@@ -84,6 +89,9 @@ func (d *Decision) FirstToken() {
 		d.handle.PrefillDone(now)
 		d.learnFirst(now)
 		d.r.publishActive(d.handle.Endpoint())
+		if d.syncID != 0 {
+			d.r.deps.Sync.PrefillDone(d.syncID)
+		}
 	}
 }
 
@@ -120,6 +128,9 @@ func (d *Decision) Done(error) {
 	d.done = true
 	d.handle.Free()
 	d.r.publishActive(d.handle.Endpoint())
+	if d.syncID != 0 {
+		d.r.deps.Sync.Freed(d.syncID)
+	}
 }
 
 // workerHeaders are what a Dynamo frontend in direct mode reads: the worker

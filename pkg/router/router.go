@@ -24,6 +24,7 @@ import (
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/kvfeed"
 	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/replicasync"
 	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
@@ -44,6 +45,10 @@ type Deps struct {
 	// Events is the KV-event feed on the events path (nil otherwise): Tick
 	// runs its silence watch.
 	Events *kvfeed.Feed
+	// Sync hears about each committed decision's lifecycle, for peer
+	// replicas (nil: replica sync off). If it also has Tick(time.Time),
+	// the router's Tick runs it.
+	Sync replicasync.Recorder
 }
 
 // Router is safe for concurrent use.
@@ -59,6 +64,8 @@ type Router struct {
 	rates    *rates
 	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
 	objectives atomic.Pointer[map[string]int]
+	// syncIDs numbers committed decisions for Deps.Sync (ids start at 1).
+	syncIDs atomic.Uint64
 }
 
 // New builds a router for a validated, defaulted config.
@@ -195,5 +202,8 @@ func (r *Router) Tick(now time.Time) {
 	telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
 	if r.deps.Events != nil && r.cfg.KV.Observation == v1.ObserveEvents {
 		r.deps.Events.Check(now)
+	}
+	if t, ok := r.deps.Sync.(interface{ Tick(time.Time) }); ok {
+		t.Tick(now)
 	}
 }

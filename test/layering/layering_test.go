@@ -83,10 +83,13 @@ var rules = []rule{
 			module + "/pkg/activework", module + "/pkg/endpoints", module + "/pkg/tokenize"}},
 	{why: "the deciding side does not know the transport", from: []string{"pkg/router", "pkg/scheduler", "pkg/admission"},
 		deny: []string{module + "/pkg/extproc", module + "/pkg/extproc/"}},
-	{why: "feeds write state, never through the router", from: []string{"pkg/kvfeed", "pkg/kvevents", "pkg/scrape", "pkg/endpoints", "pkg/kvindex", "pkg/controller"},
+	{why: "feeds write state, never through the router", from: []string{"pkg/kvfeed", "pkg/kvevents", "pkg/scrape", "pkg/endpoints", "pkg/kvindex", "pkg/controller", "pkg/replicasync", "pkg/replicasync/"},
 		deny: []string{module + "/pkg/router", module + "/pkg/extproc", module + "/pkg/extproc/"}},
 	{why: "state does not depend on feeds or deciders", from: []string{"pkg/endpoints", "pkg/kvindex", "pkg/activework"},
-		deny: []string{module + "/pkg/scrape", module + "/pkg/kvevents", module + "/pkg/kvfeed", module + "/pkg/scheduler", module + "/pkg/router"}},
+		deny: []string{module + "/pkg/scrape", module + "/pkg/kvevents", module + "/pkg/kvfeed", module + "/pkg/scheduler", module + "/pkg/router",
+			module + "/pkg/replicasync", module + "/pkg/replicasync/"}},
+	{why: "the replica-sync core links no gRPC (its network transport is pkg/replicasync/peer)", from: []string{"pkg/replicasync"},
+		deny: []string{"google.golang.org/grpc", "google.golang.org/grpc/", module + "/pkg/replicasync/"}},
 }
 
 func TestImportRules(t *testing.T) {

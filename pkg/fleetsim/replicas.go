@@ -1,0 +1,185 @@
+package fleetsim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/kvevents"
+	"github.com/kvpick/kvpick/pkg/replicasync"
+	"github.com/kvpick/kvpick/pkg/request"
+)
+
+// ReplicaOptions describe several picker replicas behind one gateway.
+type ReplicaOptions struct {
+	// N is the number of replicas (each its own router, active work, index).
+	N int
+	// Sync joins them with replica sync through an in-memory transport.
+	Sync bool
+	// Delay is how long an event takes from one replica to the others, in
+	// virtual time (negative: 0).
+	Delay time.Duration
+}
+
+// Replicas runs spec as o.N replicas: each arrival goes to the next replica
+// in turn, as a gateway spreads streams over the picker's pods; the engines,
+// their scraped load and their KV events are shared, as every replica
+// scrapes and subscribes to every engine. With o.Sync each kvpick replica
+// tells the others its decisions' lifecycles after o.Delay. The admission
+// queue stays the simulator's one, asking the request's own replica.
+func Replicas(spec Spec, o ReplicaOptions) Spec {
+	if o.N <= 1 && !o.Sync {
+		return spec
+	}
+	return Spec{Name: spec.Name, Build: func(env Env) (Policy, error) {
+		rp := &replicated{}
+		if o.Sync {
+			rp.bus = &syncBus{delay: max(o.Delay, 0), now: env.Now}
+		}
+		for i := range max(o.N, 1) {
+			e := env
+			e.Seed = env.Seed + int64(i)
+			e.Replica, e.Bus = fmt.Sprintf("replica-%d", i), rp.bus
+			p, err := spec.Build(e)
+			if err != nil {
+				return nil, fmt.Errorf("replica %d: %w", i, err)
+			}
+			rp.pols = append(rp.pols, p)
+		}
+		if rp.bus != nil && len(rp.bus.reps) != len(rp.pols) {
+			return nil, fmt.Errorf("replica sync: %d of %d replicas joined (only kvpick policies sync)", len(rp.bus.reps), len(rp.pols))
+		}
+		return rp, nil
+	}}
+}
+
+// replicated is Policy over several replicas.
+type replicated struct {
+	pols []Policy
+	bus  *syncBus // nil without sync
+	next int
+}
+
+type replicaPending struct {
+	Pending
+	i int
+}
+
+func (r *replicated) Prepare(a *Arrival) (Pending, error) {
+	i := r.next % len(r.pols)
+	r.next++
+	r.deliver()
+	p, err := r.pols[i].Prepare(a)
+	if err != nil {
+		return nil, err
+	}
+	return replicaPending{p, i}, nil
+}
+
+func (r *replicated) Admission() *admission.Options { return r.pols[0].Admission() }
+
+func (r *replicated) Admissible(p Pending) bool {
+	rp := p.(replicaPending)
+	r.deliver()
+	return r.pols[rp.i].Admissible(rp.Pending)
+}
+
+func (r *replicated) Dispatch(p Pending) (Ticket, error) {
+	rp := p.(replicaPending)
+	r.deliver()
+	t, err := r.pols[rp.i].Dispatch(rp.Pending)
+	r.flush(rp.i)
+	if err != nil {
+		return nil, err
+	}
+	return replicaTicket{Ticket: t, r: r, i: rp.i}, nil
+}
+
+func (r *replicated) WantsEvents() bool { return r.pols[0].WantsEvents() }
+
+func (r *replicated) HandleEvents(endpoint string, b kvevents.Batch) {
+	for _, p := range r.pols {
+		p.HandleEvents(endpoint, b)
+	}
+}
+
+func (r *replicated) Tick(now time.Time) {
+	r.deliver()
+	for i, p := range r.pols {
+		p.Tick(now)
+		r.flush(i)
+	}
+}
+
+func (r *replicated) deliver() {
+	if r.bus != nil {
+		r.bus.deliver()
+	}
+}
+
+func (r *replicated) flush(i int) {
+	if r.bus != nil {
+		r.bus.flush(i)
+	}
+}
+
+// replicaTicket sends what its replica recorded after each lifecycle step.
+type replicaTicket struct {
+	Ticket
+	r *replicated
+	i int
+}
+
+func (t replicaTicket) FirstToken()           { t.Ticket.FirstToken(); t.r.flush(t.i) }
+func (t replicaTicket) Progress(n int)        { t.Ticket.Progress(n); t.r.flush(t.i) }
+func (t replicaTicket) Usage(u request.Usage) { t.Ticket.Usage(u); t.r.flush(t.i) }
+func (t replicaTicket) Done(err error)        { t.Ticket.Done(err); t.r.flush(t.i) }
+
+// syncBus is the in-memory transport between simulated replicas: a batch a
+// replica sends at virtual time t reaches every other replica at t+delay.
+// Delivery is lazy but exact: the replicas' state is only read when the
+// simulator calls the policy, and every call first delivers what is due by
+// then (the delay is one constant, so the queue is in due order).
+type syncBus struct {
+	delay time.Duration
+	now   func() time.Time
+	reps  []*replicasync.Replica
+	queue []transit
+}
+
+type transit struct {
+	due  time.Time
+	from int
+	evs  []replicasync.Event
+}
+
+// join adds a replica; it is numbered in the order replicas join.
+func (b *syncBus) join(r *replicasync.Replica) { b.reps = append(b.reps, r) }
+
+func (b *syncBus) flush(i int) { b.reps[i].Flush(busSender{b, i}) }
+
+func (b *syncBus) deliver() {
+	now := b.now()
+	n := 0
+	for ; n < len(b.queue) && !b.queue[n].due.After(now); n++ {
+		t := &b.queue[n]
+		for j, r := range b.reps {
+			if j != t.from {
+				r.Apply(b.reps[t.from].ID(), t.evs)
+			}
+		}
+	}
+	if n > 0 {
+		b.queue = append(b.queue[:0], b.queue[n:]...)
+	}
+}
+
+// busSender is one replica's Transport onto the bus.
+type busSender struct {
+	b    *syncBus
+	from int
+}
+
+func (s busSender) Broadcast(evs []replicasync.Event) {
+	s.b.queue = append(s.b.queue, transit{due: s.b.now().Add(s.b.delay), from: s.from, evs: evs})
+}

@@ -1,0 +1,92 @@
+package fleetsim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// TestReplicaSyncKeepsOneReplicasRouting: three kvpick replicas behind a
+// round-robin gateway route as well as one when they sync, and worse when
+// they do not (each spreads a shared prefix on its own).
+func TestReplicaSyncKeepsOneReplicasRouting(t *testing.T) {
+	cfg, w, err := prefixFleet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := Standard([]string{PolicyKV}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := specs[0]
+	runs := []Spec{kv, Replicas(kv, ReplicaOptions{N: 3}), Replicas(kv, ReplicaOptions{N: 3, Sync: true, Delay: 5 * time.Millisecond})}
+	res, err := RunAll(cfg, w, runs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, apart, synced := res[0].Summary, res[1].Summary, res[2].Summary
+	for _, r := range res {
+		if len(r.Violations) > 0 || r.Summary.Completed != len(w.Requests) {
+			t.Fatalf("completed %d of %d, violations %v", r.Summary.Completed, len(w.Requests), r.Violations)
+		}
+	}
+	t.Logf("hit / p95: one %.3f / %.3fs, three apart %.3f / %.3fs, three synced %.3f / %.3fs",
+		one.PrefixHit, one.TTFTP95, apart.PrefixHit, apart.TTFTP95, synced.PrefixHit, synced.TTFTP95)
+	if synced.PrefixHit < 0.95*one.PrefixHit {
+		t.Errorf("synced replicas hit %.3f, more than 5%% below one replica's %.3f", synced.PrefixHit, one.PrefixHit)
+	}
+	if apart.PrefixHit >= synced.PrefixHit-0.02 {
+		t.Errorf("unsynced replicas hit %.3f, not below synced %.3f: the comparison shows nothing", apart.PrefixHit, synced.PrefixHit)
+	}
+}
+
+// TestSyncedReplicasEndAtZero: after a run and the last events' delay,
+// every replica counts no work in flight, its own or its peers'.
+func TestSyncedReplicasEndAtZero(t *testing.T) {
+	cfg, w, err := prefixFleet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Requests = w.Requests[:120]
+	specs, err := Standard([]string{PolicyKV}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delay := 20 * time.Millisecond
+	s, err := newSim(cfg, w, Replicas(specs[0], ReplicaOptions{N: 3, Sync: true, Delay: delay}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := testutil.ToFloat64(telemetry.ReplicaSyncApplied.WithLabelValues("freed"))
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(telemetry.ReplicaSyncApplied.WithLabelValues("freed")) - applied; n < 2*float64(len(w.Requests)) {
+		t.Fatalf("%v peers' Freed applied, want 2 per request (%d requests, 3 replicas)", n, len(w.Requests))
+	}
+	rp := s.pol.(*replicated)
+	s.now += delay // what is still in transit arrives
+	rp.deliver()
+	for i, p := range rp.pols {
+		if n := p.(*kvpick).active.InFlight(); n != 0 {
+			t.Errorf("replica %d counts %d requests in flight after the run", i, n)
+		}
+	}
+}
+
+func TestReplicasSyncNeedsKVPickPolicies(t *testing.T) {
+	cfg, w, err := prefixFleet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := Standard([]string{PolicyGAIE}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(cfg, w, Replicas(specs[0], ReplicaOptions{N: 2, Sync: true})); err == nil {
+		t.Fatal("a policy that cannot sync ran as synced replicas")
+	}
+}
