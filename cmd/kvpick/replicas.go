@@ -14,7 +14,11 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/controller"
+	"github.com/kvpick/kvpick/pkg/endpoints"
+	"github.com/kvpick/kvpick/pkg/kvindex"
+	"github.com/kvpick/kvpick/pkg/replicasync"
 	"github.com/kvpick/kvpick/pkg/replicasync/peer"
 )
 
@@ -141,6 +145,20 @@ func (p *peers) transport(cfg *v1.Config, core peer.Core, auth peer.Auth, log lo
 	return peer.NewTransport(peer.TransportOptions{ID: p.id, Core: core, Secret: auth.Secret, TLS: tlsConf,
 		QueueLen: rs.PeerQueue, MaxBatchBytes: peer.MaxBatchBytes, Heartbeat: rs.Heartbeat.Duration,
 		BackoffMin: rs.ReconnectMin.Duration, BackoffMax: rs.ReconnectMax.Duration, Log: log.WithName("peer-transport")})
+}
+
+// core builds this replica's sync core (nil when sync is off).
+func (p *peers) core(cfg *v1.Config, set *endpoints.Set, index *kvindex.Index, active *activework.Tracker, log logr.Logger) (*replicasync.Replica, error) {
+	if p == nil {
+		return nil, nil
+	}
+	r, err := replicasync.New(replicasync.Options{ID: p.id, Active: active, Index: index, Set: set, Log: log.WithName("replicasync"),
+		Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+	if err != nil {
+		p.lis.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // addr is the bound listen address (for --ready-file).

@@ -47,10 +47,6 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if err != nil {
 		return err
 	}
-	if pe != nil {
-		pe.lis.Close()
-		return errors.New("replicaSync.mode peers: the replica sync core (pkg/replicasync, issue 14 part A) is not in this build yet")
-	}
 	kc, err := newKube(cfg, o.ref, set, log)
 	if err != nil {
 		return err
@@ -77,8 +73,15 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	if cfg.KV.Observation == v1.ObserveEvents {
 		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool})
 	}
-	rt, err = router.New(cfg, router.Deps{Set: set, Index: index, Active: active,
-		Log: log.WithName("router"), Pool: o.pool, Events: feed})
+	core, err := pe.core(cfg, set, index, active, log)
+	if err != nil {
+		return err
+	}
+	deps := router.Deps{Set: set, Index: index, Active: active, Log: log.WithName("router"), Pool: o.pool, Events: feed}
+	if core != nil {
+		deps.Sync = core
+	}
+	rt, err = router.New(cfg, deps)
 	if err != nil {
 		return err
 	}
@@ -96,6 +99,13 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	set.OnChange(func(s *endpoints.Snapshot) { ready.SetEndpoints(len(s.List) > 0) })
 	ready.SetEndpoints(len(set.Snapshot().List) > 0)
 	// Feed only once every listener is registered, so no change is missed.
+	if core != nil { // before the manager starts: the EndpointSlice watcher registers with it
+		tr, err := pe.start(ctx, cfg, core, kc, log)
+		if err != nil {
+			return err
+		}
+		go core.Run(ctx, tr)
+	}
 	if kc != nil {
 		if err := kc.start(ctx, rt, ready); err != nil {
 			return err

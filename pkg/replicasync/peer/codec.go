@@ -14,7 +14,7 @@ import (
 // Wire format of one batch (all integers unsigned varints unless noted):
 //
 //	version byte (1) | flags byte | count | count × event
-//	event: origin string | seq | kind byte | request | at (signed varint, unix ns; 0 = zero time) |
+//	event: origin string | seq | epoch | kind byte | request | at (signed varint, unix ns; 0 = zero time) |
 //	       endpoint string | promptTokens | uncachedTokens | expectedOutput | blockSize |
 //	       nBlocks | nBlocks × uint64 (little endian) | nChain | nChain × uint64 (little endian)
 //	string: length | bytes
@@ -53,6 +53,7 @@ func appendBatch(dst []byte, b *batch) []byte {
 func appendEvent(dst []byte, e *replicasync.Event) []byte {
 	dst = appendString(dst, e.Origin)
 	dst = binary.AppendUvarint(dst, e.Seq)
+	dst = binary.AppendUvarint(dst, e.Epoch)
 	dst = append(dst, byte(e.Kind))
 	dst = binary.AppendUvarint(dst, e.Request)
 	var at int64
@@ -111,7 +112,7 @@ func decodeBatch(data []byte) (*batch, error) {
 }
 
 // minEventSize is the fewest bytes an event takes (one per field).
-const minEventSize = 13
+const minEventSize = 14
 
 type reader struct {
 	buf []byte
@@ -207,8 +208,9 @@ func (r *reader) hashes() []uint64 {
 func (r *reader) event(e *replicasync.Event) {
 	e.Origin = r.str("origin")
 	e.Seq = r.uvarint()
+	e.Epoch = r.uvarint()
 	e.Kind = replicasync.Kind(r.byte())
-	if r.err == nil && (e.Kind < replicasync.KindAdded || e.Kind > replicasync.KindFreed) {
+	if r.err == nil && (e.Kind < replicasync.KindAdded || e.Kind > replicasync.KindPredicted) {
 		r.fail(fmt.Errorf("unknown event kind %d", e.Kind))
 	}
 	e.Request = r.uvarint()

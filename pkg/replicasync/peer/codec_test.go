@@ -28,7 +28,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		{"added with chains", batch{Events: []replicasync.Event{added("a", 1, 7, 1, 2, 1<<63|5)}}},
 		{"every kind", batch{Flags: flagSnapshotMore, Events: []replicasync.Event{
 			added("replica-x", 1, 1),
-			{Origin: "replica-x", Seq: 2, Kind: replicasync.KindPrefillDone, Request: 1},
+			{Origin: "replica-x", Seq: 2, Epoch: 1 << 62, Kind: replicasync.KindPrefillDone, Request: 1},
+			{Origin: "replica-x", Kind: replicasync.KindPredicted, Endpoint: "e", IndexChain: []uint64{9}},
 			{Origin: "replica-x", Seq: 1 << 40, Kind: replicasync.KindFreed, Request: 1<<64 - 1, At: time.Unix(0, -5)},
 		}}},
 	}
@@ -50,7 +51,7 @@ func TestDecodeRefusesMalformed(t *testing.T) {
 	good := appendBatch(nil, &batch{Events: []replicasync.Event{added("a", 1, 7, 1, 2)}})
 	long := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: strings.Repeat("x", maxString+1), Kind: replicasync.KindFreed}}})
 	badKind := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: "a", Kind: replicasync.KindFreed}}})
-	badKind[4+1+1] = 9 // version, flags, count, len("a")=1, 'a', seq=0 -> kind byte
+	badKind[5+1+1] = 9 // version, flags, count, len("a")=1, 'a', seq=0, epoch=0 -> kind byte
 	tests := []struct {
 		name, want string
 		data       []byte

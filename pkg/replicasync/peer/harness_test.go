@@ -143,3 +143,5 @@ func freeAddr(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
+
+var _ Core = (*replicasync.Replica)(nil) // the real core fits the transport's view of it

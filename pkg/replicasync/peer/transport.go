@@ -135,3 +135,5 @@ func (t *Transport) Peers() map[string]bool {
 // MaxBatchBytes is the largest message a sender writes (a snapshot is split
 // to fit); well under gRPC's 4 MiB default receive limit.
 const MaxBatchBytes = 1 << 20
+
+var _ replicasync.Transport = (*Transport)(nil)
