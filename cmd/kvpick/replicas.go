@@ -66,13 +66,14 @@ func (p *peers) start(ctx context.Context, cfg *v1.Config, core peer.Core, kc *k
 	go tr.Run(ctx)
 	rs := cfg.ReplicaSync
 	switch {
-	case kc != nil && rs.Service != "":
+	case kc != nil && rs.Service != "": // the Service's EndpointSlices replace any static list
 		err = controller.SetupPeers(kc.mgr, controller.PeerOptions{Namespace: kc.opts.Namespace, Service: rs.Service,
 			PortName: rs.PortName, OnPeers: tr.SetPeers, Log: log.WithName("peers")})
 	case len(rs.Peers) == 0:
 		log.Info("WARNING: replica sync is on but lists no peers: give --peers (or replicaSync.peers), or replicaSync.service in Kubernetes mode")
+	default:
+		tr.SetPeers(rs.Peers)
 	}
-	tr.SetPeers(rs.Peers)
 	log.Info("replica sync", "id", p.id, "listen", p.lis.Addr().String(), "peers", rs.Peers, "service", rs.Service,
 		"secret", len(auth.Secret) > 0, "mTLS", auth.ClientCAs != nil)
 	return tr, err

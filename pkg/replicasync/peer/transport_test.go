@@ -1,11 +1,18 @@
 package peer
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/kvpick/kvpick/pkg/replicasync"
 	"github.com/kvpick/kvpick/pkg/telemetry"
@@ -142,5 +149,50 @@ func TestLargeSnapshotSplit(t *testing.T) {
 	eventually(t, "whole snapshot", func() bool { return len(r.core.requests("b")) == 10 })
 	if got := r.core.expiries("b"); got != 1 {
 		t.Fatalf("peer reset %d times by one split snapshot, want 1", got)
+	}
+}
+
+// rawCodec sends bytes as they are, to put malformed batches on the wire.
+type rawCodec struct{}
+
+func (rawCodec) Name() string                  { return "raw" }
+func (rawCodec) Marshal(v any) ([]byte, error) { return *v.(*[]byte), nil }
+func (rawCodec) Unmarshal(d []byte, v any) error {
+	*v.(*[]byte) = d
+	return nil
+}
+
+// A malformed batch from an authenticated peer ends its stream; nothing of
+// it is applied.
+func TestMalformedBatchRefused(t *testing.T) {
+	r := startReceiver(t, "a", Auth{Secret: secret}, nil, "")
+	before := testutil.ToFloat64(telemetry.PeerRejected.WithLabelValues("decode"))
+	conn, err := grpc.NewClient(r.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), mdSecret, string(secret), mdReplica, "b")
+	stream, err := conn.NewStream(ctx, pushStreamDesc, pushMethod, grpc.ForceCodec(rawCodec{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := appendBatch(nil, &batch{Events: []replicasync.Event{added("b", 1, 1)}})
+	bad := good[:len(good)-1]
+	if err := stream.SendMsg(&bad); err != nil {
+		t.Fatal(err)
+	}
+	var reply []byte
+	for err == nil {
+		err = stream.RecvMsg(&reply) // heartbeats, then the refusal
+	}
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "peer batch") {
+		t.Fatalf("stream ended with %v, want Internal naming the bad batch", err)
+	}
+	if got := testutil.ToFloat64(telemetry.PeerRejected.WithLabelValues("decode")); got != before+1 {
+		t.Fatalf("decode rejections %v, want %v", got, before+1)
+	}
+	if ids := r.core.requests("b"); len(ids) > 0 {
+		t.Fatalf("a malformed batch was applied: %v", ids)
 	}
 }
