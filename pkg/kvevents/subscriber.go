@@ -70,9 +70,10 @@ type Subscriber struct {
 	m    metrics
 
 	// sequence tracking, owned by the Run goroutine
-	have  bool
-	last  uint64
-	fresh bool // no message yet on the current connection
+	have     bool
+	last     uint64
+	fresh    bool      // no message yet on the current connection
+	lastMark batchMark // the batch delivered under last
 
 	mu    sync.Mutex
 	stats SubscriberStats

@@ -31,9 +31,10 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 		// First contact: the engine may have been running for a while; its
 		// replay buffer is the best picture of its cache we can get.
 		s.recover(ctx, 0, seq, false)
-	case seq <= s.last && (seq == 0 || s.fresh):
-		// A continuing publisher never goes back, so this one restarted with an
-		// empty cache: say so, then catch up from its new stream's start.
+	case seq <= s.last && (seq == 0 || s.fresh), s.fresh && s.publisherChanged(ctx):
+		// A continuing publisher never goes back, and never serves another
+		// batch under a sequence it already used: this one restarted with an
+		// empty cache. Say so, then catch up from its new stream's start.
 		s.restart(seq)
 		s.recover(ctx, 0, seq, false)
 	case seq > s.last+1:
@@ -44,10 +45,42 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 	}
 }
 
+// publisherChanged reports whether the publisher behind a new connection is
+// not the one whose batch s.last was delivered: a restarted publisher that
+// has already counted past s.last would otherwise pass for the old one, and
+// the old one's blocks would stay in the index. Its replay buffer answers the
+// question: the batch it holds under s.last is not the one delivered. Without
+// replay, or once that batch has left the buffer, it cannot tell (false).
+func (s *Subscriber) publisherChanged(ctx context.Context) bool {
+	changed := false
+	err := s.fetchReplay(ctx, s.last, func(seq uint64, payload []byte) bool {
+		changed = seq == s.last && markOf(payload) != s.lastMark
+		return false
+	})
+	if err != nil {
+		s.log.V(1).Info("kv event replay unavailable; publisher restart not checked", "err", err)
+	}
+	return changed
+}
+
+// batchMark identifies a delivered batch's payload cheaply: its length and
+// first bytes, which hold the batch timestamp in both encodings.
+type batchMark struct {
+	n    int
+	head [48]byte
+}
+
+func markOf(payload []byte) batchMark {
+	m := batchMark{n: len(payload)}
+	copy(m.head[:], payload)
+	return m
+}
+
 func (s *Subscriber) restart(seq uint64) {
 	s.log.Info("kv event publisher restarted; clearing its blocks", "lastSeq", s.last, "newSeq", seq)
 	s.have, s.last = false, 0
 	s.update(func(st *SubscriberStats) { st.Restarts++; st.HaveSeq = false })
+	s.m.restarts.Inc()
 	s.h.HandleBatch(s.opts.EndpointKey, Batch{
 		TS:     float64(time.Now().UnixNano()) / 1e9,
 		Events: []Event{AllBlocksCleared{}},
@@ -91,7 +124,7 @@ func (s *Subscriber) missed(n uint64) {
 // deliver decodes one batch and hands it to the handler; a bad payload still
 // advances the sequence, since replaying it would not make it better.
 func (s *Subscriber) deliver(seq uint64, payload []byte, replayed bool) {
-	s.have, s.last = true, seq
+	s.have, s.last, s.lastMark = true, seq, markOf(payload)
 	s.update(func(st *SubscriberStats) { st.LastSeq, st.HaveSeq = seq, true })
 	b, err := Decode(payload)
 	if err != nil {

@@ -122,6 +122,35 @@ func TestPublisherRestart(t *testing.T) {
 	}
 }
 
+// A restarted publisher that has counted past the old one's last sequence
+// before the subscriber reconnects is still recognised (its replay holds
+// another batch under that sequence): the old blocks are cleared and the new
+// stream is caught up from its start, not treated as a gap in the old one.
+func TestPublisherRestartPastOldSequence(t *testing.T) {
+	a := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	pubEP, replayEP := a.Endpoint(), a.ReplayEndpoint()
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: pubEP, ReplayEndpoint: replayEP, EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, a, s)
+	publishReal(t, a, 0, 20)
+	waitFor(t, "first stream", 10*time.Second, func() bool { return len(rec.real()) == 20 })
+	oldLast := s.Stats().LastSeq
+	a.Close()
+
+	b := newTestPublisher(t, PublisherOptions{Endpoint: pubEP, ReplayEndpoint: replayEP})
+	n := int(oldLast) + 50 // published at once: the subscriber is still backing off
+	publishReal(t, b, 100, n)
+	publishUntil(t, b, "restart detected", func(uint64) bool { return len(rec.real()) >= 20+n })
+	want := append(seqRange(0, 20), seqRange(100, n)...)
+	if got := rec.real(); !reflect.DeepEqual(got[:len(want)], want) {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+	if st := s.Stats(); st.Restarts != 1 || st.Missed != 0 || rec.clears() != 1 {
+		t.Fatalf("clears %d, stats %+v", rec.clears(), st)
+	}
+}
+
 // TestReplayWireFormat talks to the replay ROUTER with a raw DEALER, as a
 // libzmq client would.
 func TestReplayWireFormat(t *testing.T) {
