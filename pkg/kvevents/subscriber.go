@@ -140,6 +140,9 @@ func (s *Subscriber) session(ctx context.Context) (connected bool, err error) {
 	s.setConnected(true)
 	defer s.setConnected(false)
 	s.fresh = true
+	if s.publisherChanged(ctx) {
+		s.restart(0)
+	}
 	for {
 		msg, err := sub.Recv()
 		if err != nil {

@@ -31,10 +31,10 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 		// First contact: the engine may have been running for a while; its
 		// replay buffer is the best picture of its cache we can get.
 		s.recover(ctx, 0, seq, false)
-	case seq <= s.last && (seq == 0 || s.fresh), s.fresh && s.publisherChanged(ctx):
-		// A continuing publisher never goes back, and never serves another
-		// batch under a sequence it already used: this one restarted with an
-		// empty cache. Say so, then catch up from its new stream's start.
+	case seq <= s.last && (seq == 0 || s.fresh):
+		// A continuing publisher never goes back, so this one restarted with an
+		// empty cache (publisherChanged missed it: no replay). Say so, then
+		// catch up from its new stream's start.
 		s.restart(seq)
 		s.recover(ctx, 0, seq, false)
 	case seq > s.last+1:
@@ -45,22 +45,30 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 	}
 }
 
-// publisherChanged reports whether the publisher behind a new connection is
-// not the one whose batch s.last was delivered: a restarted publisher that
-// has already counted past s.last would otherwise pass for the old one, and
-// the old one's blocks would stay in the index. Its replay buffer answers the
-// question: the batch it holds under s.last is not the one delivered. Without
-// replay, or once that batch has left the buffer, it cannot tell (false).
+// publisherChanged reports, when a connection is made again, whether the
+// publisher behind it is not the one whose batch s.last was delivered, before
+// any live message: a restarted engine may publish nothing for a while, and
+// one that has already counted past s.last would pass for the old one; either
+// way the old blocks would stay in the index. Its replay buffer answers: a
+// publisher keeps its latest batches, so the old one still holds s.last (and
+// it is the batch delivered), while a new one holds another batch there or
+// nothing from s.last on. Without replay, or once s.last has left a long
+// buffer, it cannot tell (false).
 func (s *Subscriber) publisherChanged(ctx context.Context) bool {
-	changed := false
+	if !s.have {
+		return false
+	}
+	answered, changed := false, false
 	err := s.fetchReplay(ctx, s.last, func(seq uint64, payload []byte) bool {
+		answered = true
 		changed = seq == s.last && markOf(payload) != s.lastMark
 		return false
 	})
 	if err != nil {
 		s.log.V(1).Info("kv event replay unavailable; publisher restart not checked", "err", err)
+		return false
 	}
-	return changed
+	return changed || !answered
 }
 
 // batchMark identifies a delivered batch's payload cheaply: its length and
@@ -76,6 +84,8 @@ func markOf(payload []byte) batchMark {
 	return m
 }
 
+// restart forgets the old stream and clears the endpoint's blocks; seq is the
+// new stream's first sequence seen (0 when found before any live message).
 func (s *Subscriber) restart(seq uint64) {
 	s.log.Info("kv event publisher restarted; clearing its blocks", "lastSeq", s.last, "newSeq", seq)
 	s.have, s.last = false, 0

@@ -151,6 +151,45 @@ func TestPublisherRestartPastOldSequence(t *testing.T) {
 	}
 }
 
+// A restarted publisher that has published nothing yet is recognised as soon
+// as the subscriber reconnects (its replay buffer lacks the last sequence):
+// the old blocks do not wait for the engine's first new batch to go.
+func TestPublisherRestartSilent(t *testing.T) {
+	a := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	pubEP, replayEP := a.Endpoint(), a.ReplayEndpoint()
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: pubEP, ReplayEndpoint: replayEP, EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, a, s)
+	publishReal(t, a, 0, 5)
+	waitFor(t, "first stream", 10*time.Second, func() bool { return len(rec.real()) == 5 })
+	a.Close()
+	newTestPublisher(t, PublisherOptions{Endpoint: pubEP, ReplayEndpoint: replayEP})
+	waitFor(t, "the clear", 10*time.Second, func() bool { return rec.clears() == 1 })
+	if st := s.Stats(); st.Restarts != 1 || st.HaveSeq {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A subscriber that reconnects to the same publisher (a network blip) keeps
+// its blocks: the replay still holds the batch delivered last.
+func TestReconnectSamePublisherKeepsBlocks(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
+	if s.publisherChanged(context.Background()) {
+		t.Fatal("a subscriber with no sequence yet saw a change")
+	}
+	startSubscriber(t, s)
+	warmUp(t, p, s)
+	publishReal(t, p, 0, 5)
+	waitFor(t, "stream", 10*time.Second, func() bool { return len(rec.real()) == 5 })
+	time.Sleep(50 * time.Millisecond) // Run owns the sequence state; it is idle now
+	if s.publisherChanged(context.Background()) {
+		t.Fatal("the same publisher was taken for a restarted one")
+	}
+}
+
 // TestReplayWireFormat talks to the replay ROUTER with a raw DEALER, as a
 // libzmq client would.
 func TestReplayWireFormat(t *testing.T) {
