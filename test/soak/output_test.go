@@ -22,8 +22,10 @@ func writeOutputs(dir string, samples []sample, v verdict) error {
 		name, title, unit string
 		series            map[string]func(sample) float64
 	}{
-		{"goroutines", "kvpick replicas: goroutines over the soak", "goroutines",
-			map[string]func(sample) float64{"": func(s sample) float64 { return s.Goroutines }}},
+		{"goroutines", "kvpick replicas: goroutines (thin) and those besides the open streams (bold)", "goroutines",
+			map[string]func(sample) float64{
+				"":                 func(s sample) float64 { return s.Goroutines },
+				" besides streams": func(s sample) float64 { return s.Goroutines - s.Streams }}},
 		{"heap", "kvpick replicas: heap in use (thin) and next GC goal (bold)", "MiB", map[string]func(sample) float64{
 			" in use": func(s sample) float64 { return s.HeapInuse / (1 << 20) },
 			" goal":   func(s sample) float64 { return s.HeapGoal / (1 << 20) }}},
@@ -72,14 +74,14 @@ func plot(path, title, unit string, samples []sample, series map[string]func(sam
 		if len(mine) == 0 {
 			break
 		}
-		for _, name := range []string{"", " in use", " goal"} {
+		for _, name := range []string{"", " besides streams", " in use", " goal"} {
 			get, ok := series[name]
 			if !ok {
 				continue
 			}
 			st := replicaColours[r%len(replicaColours)]
 			st.Width = vg.Points(1.2)
-			if name == " goal" {
+			if name == " goal" || name == " besides streams" {
 				st.Width = vg.Points(2.4)
 			}
 			pts := make(plotter.XYs, len(mine))
