@@ -72,7 +72,7 @@ type Subscriber struct {
 	// sequence tracking, owned by the Run goroutine
 	have     bool
 	last     uint64
-	fresh    bool      // no message yet on the current connection
+	fresh    bool      // no message yet on the current connection, nor a catch-up through replay
 	lastMark batchMark // the batch delivered under last
 
 	mu    sync.Mutex
@@ -143,6 +143,7 @@ func (s *Subscriber) session(ctx context.Context) (connected bool, err error) {
 	if s.publisherChanged(ctx) {
 		s.restart(0)
 	}
+	s.catchUp(ctx)
 	for {
 		msg, err := sub.Recv()
 		if err != nil {

@@ -3,6 +3,7 @@ package kvevents
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"time"
 )
 
@@ -82,6 +83,23 @@ func markOf(payload []byte) batchMark {
 	m := batchMark{n: len(payload)}
 	copy(m.head[:], payload)
 	return m
+}
+
+// catchUp delivers, on first contact (at start or after a restart), every
+// batch the publisher's replay buffer holds, without waiting for a live
+// message: an idle engine's cache is known at once, so a picker that restarts
+// has its view back before traffic reaches the engines again. Batches
+// published while the subscription forms show up as a gap or a duplicate of
+// what was caught up, both handled; a live sequence at or below the caught-up
+// one is a duplicate, not a restart (publisherChanged checks for those here).
+func (s *Subscriber) catchUp(ctx context.Context) {
+	if s.have || s.opts.ReplayEndpoint == "" {
+		return
+	}
+	s.recover(ctx, 0, math.MaxUint64, false)
+	if s.have {
+		s.fresh = false
+	}
 }
 
 // restart forgets the old stream and clears the endpoint's blocks; seq is the

@@ -190,6 +190,27 @@ func TestReconnectSamePublisherKeepsBlocks(t *testing.T) {
 	}
 }
 
+// A subscriber that starts after its publisher went quiet gets the buffered
+// batches at once through replay: a restarted picker knows an idle engine's
+// cache before any new event. What follows live is delivered once, in order.
+func TestCatchUpOnFirstContact(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	publishReal(t, p, 0, 30)
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	waitFor(t, "the buffer replayed", 10*time.Second, func() bool { return len(rec.real()) == 30 })
+	publishUntil(t, p, "live batches", func(uint64) bool { return s.Stats().Received > 0 })
+	publishReal(t, p, 30, 10)
+	publishUntil(t, p, "the last batches", func(uint64) bool { return len(rec.real()) >= 40 })
+	if got := rec.real(); !reflect.DeepEqual(got, seqRange(0, 40)) {
+		t.Fatalf("delivered %v", got)
+	}
+	if st := s.Stats(); st.Restarts != 0 || rec.clears() != 0 || st.Replayed < 30 {
+		t.Fatalf("clears %d, stats %+v", rec.clears(), st)
+	}
+}
+
 // TestReplayWireFormat talks to the replay ROUTER with a raw DEALER, as a
 // libzmq client would.
 func TestReplayWireFormat(t *testing.T) {

@@ -177,7 +177,9 @@ func slowRequest(c *envoyclient.Client, i int) string {
 // prints them. Lost: the requests that arrived while no picker was up were
 // never routed (the gateway's failureMode decides: FailOpen sends them on
 // without a picker, FailClose answers 503 and the client retries); none of
-// those routed before the kill was lost at the engines.
+// those routed before the kill was lost at the engines. Requests whose
+// ext_proc stream was open at the kill fail (Envoy resets them, or under
+// FailOpen lets them through); none may fail once the new picker is up.
 func TestFaultPickerRestartUnderLoad(t *testing.T) {
 	f := startFaultFleet(t, 2, nil, "--router-mode", "kv")
 	var picked testutil.Picked
@@ -221,13 +223,14 @@ func TestFaultPickerRestartUnderLoad(t *testing.T) {
 		}
 	}
 	broken := sum(cut.Errors)
-	if sum(st.Errors) != broken || broken > int64(load.Workers) || st.Dropped != 0 {
-		t.Fatalf("requests failed beyond those in flight at the kill (%d): %+v", broken, st)
+	if sum(st.Errors) != broken || st.Dropped != 0 {
+		t.Fatalf("requests failed once the new picker was up (%d failed before): %+v", broken, st)
 	}
 	t.Logf("picker restart: the new picker listened %.2f s after its start (%.2f s after the kill), scraped every "+
 		"endpoint after %.2f s and had %v of %v index blocks back (%v batches replayed) after %.2f s (warm view); lost: %d "+
-		"requests whose stream was open at the kill broke mid-way and %d arrivals found no picker (both the "+
-		"gateway's to retry, or to route without a picker under failureMode FailOpen); %d requests served",
+		"requests failed (their stream was open at the kill, or opened before the gateway saw it die) and %d "+
+		"arrivals found no picker (all the gateway's to retry, or to route without a picker under failureMode "+
+		"FailOpen); %d requests served",
 		ready.Seconds(), time.Since(killed).Seconds()-time.Since(p2.Started).Seconds()+ready.Seconds(), scraped.Seconds(),
 		blocks(p2), warm, p2.Metric(t, "kvpick_kvevents_replayed_batches_total"), rebuilt.Seconds(), broken, st.NoPicker, st.Status[200])
 }
