@@ -19,15 +19,31 @@ type sample struct {
 	Goroutines float64 // go_goroutines
 	HeapInuse  float64 // go_memstats_heap_inuse_bytes: what the heap holds now (swings with the GC cycle)
 	HeapGoal   float64 // go_memstats_next_gc_bytes: the next GC's target, proportional to the heap live after the last one
-	Active     float64 // requests, prefill tokens and decode blocks of active work, summed over endpoints
+	Active     float64 // requests, prefill tokens and decode blocks of active work, summed over endpoints, and peers' requests
 	Streams    float64 // kvpick_active_streams
 	Requests   float64 // kvpick_requests_total, every outcome
 	GCs        float64 // go_gc_duration_seconds_count: collections so far
 	Err        string  // the metrics page could not be read
+	Left       string  // the active-work series not at zero, as the page shows them
+}
+
+// leftover lists the page's active-work series whose value is not zero.
+func leftover(text string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, name := range activeSeries {
+			if strings.HasPrefix(line, name+"{") && !strings.HasSuffix(line, " 0") {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // activeSeries are the active-work gauges that must return to zero.
-var activeSeries = []string{"kvpick_endpoint_active_requests", "kvpick_endpoint_active_prefill_tokens", "kvpick_endpoint_active_decode_blocks"}
+// With sync, the peers' requests a replica counts must go too.
+var activeSeries = []string{"kvpick_endpoint_active_requests", "kvpick_endpoint_active_prefill_tokens",
+	"kvpick_endpoint_active_decode_blocks", "kvpick_replicasync_remote_inflight_requests"}
 
 // sampleAll reads every replica at once, so a slow page does not delay the others.
 func sampleAll(t *testing.T, f *fleet, at time.Duration) []sample {
@@ -53,6 +69,9 @@ func read(addr string, at time.Duration, replica int) sample {
 	s.HeapGoal = testutil.SumSeries(text, "go_memstats_next_gc_bytes")
 	for _, name := range activeSeries {
 		s.Active += testutil.SumSeries(text, name)
+	}
+	if s.Active != 0 {
+		s.Left = leftover(text)
 	}
 	s.Streams = testutil.SumSeries(text, "kvpick_active_streams")
 	s.Requests = testutil.SumSeries(text, "kvpick_requests_total")
