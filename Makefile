@@ -58,7 +58,7 @@ e2e: build testbin
 
 ## soak: SOAK_DURATION of mixed load at SOAK_RATE requests/s through three kvpick replicas and a modelsim fleet; goroutines
 ## and memory plotted into out/soak/ (samples.csv, goroutines.svg, heap.svg, summary.txt). Not part of `test`, which runs
-## the same test for 20 s at 100/s. SOAK_ARGS adds kvpick flags (e.g. the replica sync flags).
+## the same test for 20 s at 100/s. The replicas are synced (peer transport); SOAK_ARGS adds kvpick flags.
 SOAK_DURATION ?= 10m
 SOAK_RATE     ?= 1000
 SOAK_ARGS     ?=
