@@ -66,8 +66,8 @@ func (c *fakeCore) expiries(peer string) int {
 }
 
 const (
-	hb     = 50 * time.Millisecond
-	expiry = 300 * time.Millisecond
+	hb     = 250 * time.Millisecond
+	expiry = time.Second
 	wait   = 20 * time.Second // generous: success returns at once
 )
 
