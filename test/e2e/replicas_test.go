@@ -219,20 +219,29 @@ func TestPartitionedReplicaExpiresThenResyncs(t *testing.T) {
 
 // A replica killed and restarted under its own id (a container restart in
 // the same pod): its new incarnation's first snapshot replaces the old
-// one's work on its peers at once, well before the expiry bound; its new
-// requests are counted. Lost: the old incarnation's in-flight streams.
+// one's work on its peers at once, well before the expiry bound; the peer's
+// snapshot gives it the peer's work; its new requests are counted. Lost:
+// the old incarnation's in-flight streams.
 func TestRestartedReplicaResyncs(t *testing.T) {
 	f := startReplicas(t, 2)
 	old := f.longRequests(t, 0, 3, 8*time.Second)
+	peerDone := f.longRequests(t, 1, 2, 12*time.Second)
 	f.waitActive(t, 1, 3, 10*time.Second)
 	if err := f.replicas[0].proc.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	f.replicas[0] = f.startReplica(t, 0)
+	up := time.Since(start)
 	f.waitActive(t, 1, 0, 3*peerExpiry)
 	healed := time.Since(start)
-	t.Logf("the restarted replica's old requests stopped counting on its peer %s after the restart began (process start included; peerExpiry %s)", healed, peerExpiry)
+	f.waitActive(t, 0, 2, 3*peerExpiry)
+	learned := time.Since(start)
+	t.Logf("restart: process up after %s; its old requests stopped counting on its peer after %s; it counted the peer's 2 requests after %s (peerExpiry %s, reconnectMax 500ms)",
+		up, healed, learned, peerExpiry)
+	if n := peerDone(); n != 0 {
+		t.Errorf("%d of the peer's requests failed", n)
+	}
 	t.Logf("lost: %d of the old incarnation's 3 in-flight requests failed at the gateway", old())
 	next := f.longRequests(t, 0, 2, 2*time.Second)
 	f.waitActive(t, 1, 2, 10*time.Second)
