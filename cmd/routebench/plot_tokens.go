@@ -65,14 +65,14 @@ func pendingTokens(r *report) (*figure, error) {
 	for p := range lines {
 		lines[p] = within(lines[p], max(0, (from-burstBefore).Seconds()), (to + burstAfter).Seconds())
 	}
-	f.plot.X.Tick.Marker = plot.TickerFunc(plainTicks)
+	f.Plot.X.Tick.Marker = plot.TickerFunc(plainTicks)
 	st := styles(policies)
 	for _, p := range policies {
-		if err := f.addLine(p, p, st[p], lines[p]); err != nil {
+		if err := f.AddLine(p, p, st[p], lines[p]); err != nil {
 			return nil, err
 		}
 	}
-	f.plot.Y.Min = 0
+	f.Plot.Y.Min = 0
 	return f, nil
 }
 
@@ -111,7 +111,7 @@ func shade(f *figure, from, to time.Duration, top float64) error {
 	}
 	poly.Color = color.RGBA{R: 0xff, G: 0xd5, B: 0x80, A: 0xff}
 	poly.LineStyle.Width = 0
-	f.plot.Add(poly)
-	f.legend.Add(fmt.Sprintf("document import (%.0f-%.0f s)", a, b), poly)
+	f.Plot.Add(poly)
+	f.Legend.Add(fmt.Sprintf("document import (%.0f-%.0f s)", a, b), poly)
 	return nil
 }

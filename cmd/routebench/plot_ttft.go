@@ -47,17 +47,17 @@ func ttftBars(r *report) (*figure, error) {
 		}
 		b.Horizontal, b.Color, b.LineStyle.Width = true, percentileColors[k], 0
 		b.Offset = barW * vg.Length(1-k) // p50 above p95 above p99 within a policy
-		f.plot.Add(b)
-		f.legend.Add(label+" TTFT", b)
+		f.Plot.Add(b)
+		f.Legend.Add(label+" TTFT", b)
 	}
 	if err := p95Labels(f, vals[1]); err != nil {
 		return nil, err
 	}
-	f.plot.NominalY(names...)
-	f.plot.Y.Tick.Label.Font.Size = vg.Points(11)
-	f.plot.X.Min = 0
-	f.plot.X.Max = max(f.plot.X.Max, r.ttftTarget()) * 1.1 // room for the p95 labels
-	f.plot.X.Tick.Marker = plot.TickerFunc(plainTicks)
+	f.Plot.NominalY(names...)
+	f.Plot.Y.Tick.Label.Font.Size = vg.Points(11)
+	f.Plot.X.Min = 0
+	f.Plot.X.Max = max(f.Plot.X.Max, r.ttftTarget()) * 1.1 // room for the p95 labels
+	f.Plot.X.Tick.Marker = plot.TickerFunc(plainTicks)
 	if t := r.ttftTarget(); t > 0 {
 		if err := targetLine(f, t, -0.6, float64(n)-0.4); err != nil {
 			return nil, err
@@ -83,7 +83,7 @@ func p95Labels(f *figure, p95 plotter.Values) error {
 		l.TextStyle[i].YAlign = draw.YCenter
 	}
 	l.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(1.5)} // clear of the bar's end and of the p99 bar below
-	f.plot.Add(l)
+	f.Plot.Add(l)
 	return nil
 }
 
@@ -94,8 +94,8 @@ func targetLine(f *figure, target, y0, y1 float64) error {
 		return fmt.Errorf("plot target: %w", err)
 	}
 	l.Color, l.Width, l.Dashes = color.RGBA{R: 0xc0, A: 0xff}, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
-	f.plot.Add(l)
-	f.legend.Add(fmt.Sprintf("%.3g s TTFT target", target), l)
+	f.Plot.Add(l)
+	f.Legend.Add(fmt.Sprintf("%.3g s TTFT target", target), l)
 	return nil
 }
 
@@ -130,8 +130,8 @@ func ttftCDF(r *report) (*figure, error) {
 	}
 	f := newFigure("-ttft-cdf", r.name+": TTFT distribution (further left is better)",
 		"TTFT (s, log scale)", "share of completed requests")
-	f.plot.X.Scale, f.plot.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	f.plot.Y.Min, f.plot.Y.Max = 0, 1.02
+	f.Plot.X.Scale, f.Plot.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	f.Plot.Y.Min, f.Plot.Y.Max = 0, 1.02
 	st := styles(policies)
 	drawn := 0
 	for _, name := range policies {
@@ -142,7 +142,7 @@ func ttftCDF(r *report) (*figure, error) {
 		}
 		drawn++
 		label := fmt.Sprintf("%s (p95 %.2f s)", name, res.Summary.TTFTP95)
-		if err := f.addLine(name, label, st[name], pts); err != nil {
+		if err := f.AddLine(name, label, st[name], pts); err != nil {
 			return nil, err
 		}
 		if p95 := float64(res.Summary.TTFTP95); !math.IsInf(p95, 1) { // refusals past 5 %: no finite p95 to mark
@@ -188,21 +188,21 @@ func p95Mark(f *figure, p95 float64, st lineStyle) error {
 	if err != nil {
 		return fmt.Errorf("plot p95 mark: %w", err)
 	}
-	s.GlyphStyle = draw.GlyphStyle{Color: st.color, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}}
-	f.plot.Add(s)
+	s.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(4.5), Shape: draw.CircleGlyph{}}
+	f.Plot.Add(s)
 	return nil
 }
 
 // p95Guide draws the thin horizontal line at 0.95 the p95 dots sit on.
 func p95Guide(f *figure) error {
-	f.plot.X.Min = max(f.plot.X.Min, 1e-3)
-	l, err := plotter.NewLine(plotter.XYs{{X: f.plot.X.Min, Y: 0.95}, {X: f.plot.X.Max, Y: 0.95}})
+	f.Plot.X.Min = max(f.Plot.X.Min, 1e-3)
+	l, err := plotter.NewLine(plotter.XYs{{X: f.Plot.X.Min, Y: 0.95}, {X: f.Plot.X.Max, Y: 0.95}})
 	if err != nil {
 		return fmt.Errorf("plot p95 guide: %w", err)
 	}
 	l.Color, l.Width = color.Gray{Y: 0x99}, vg.Points(0.8)
-	f.plot.Add(l)
-	f.legend.Add("• p95 of each policy", l)
+	f.Plot.Add(l)
+	f.Legend.Add("• p95 of each policy", l)
 	return nil
 }
 

@@ -74,7 +74,7 @@ func (r *report) print(o *options) {
 	if title == "" {
 		title = r.name
 	}
-	fmt.Printf("== %s\n", title)
+	fmt.Printf("== %s%s\n", title, replicasNote(o))
 	fmt.Printf("   %d requests over %.0fs, mean input %.0f, mean output %.0f tokens, prefix-hit upper bound %.3f; %d endpoints; TTFT target %v; simulated in %v\n",
 		r.stats.Requests, r.stats.Span.Seconds(), r.stats.MeanInput, r.stats.MeanOutput, r.stats.PrefixUpperBound,
 		len(r.fleet.Engines), o.ttftTarget, r.wall.Round(time.Millisecond))

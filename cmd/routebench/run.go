@@ -169,3 +169,14 @@ func policyOptions(o *options) fleetsim.Options {
 	}
 	return po
 }
+
+// replicasNote says how many picker replicas each policy ran as ("" for one).
+func replicasNote(o *options) string {
+	switch {
+	case o.replicas <= 1 && o.replicaSync != "on":
+		return ""
+	case o.replicaSync == "on":
+		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay)", o.replicas, o.syncDelay)
+	}
+	return fmt.Sprintf(" (%d picker replicas per policy, not synced)", o.replicas)
+}

@@ -65,6 +65,27 @@ func TestMetricsCounted(t *testing.T) {
 	}
 }
 
+// A routed request whose stream ends before its response does (the endpoint
+// died mid-response, the gateway gave up) is counted against its endpoint.
+func TestUnfinishedCountedPerEndpoint(t *testing.T) {
+	ep := fmt.Sprintf("10.9.9.%d:8000", metricsRun.Add(1))
+	r := newFakeRouter(ep)
+	h := startHarness(t, r, Options{}, nil, nil)
+	ctx := testCtx(t)
+	st, _, err := h.client.Route(ctx, streamedReq(completion("m", "p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SendResponseHeaders(200, "text/event-stream", ep, false); err != nil {
+		t.Fatal(err)
+	}
+	st.Abort()
+	waitDone(t, r.allDecisions()[0])
+	if got := value(t, telemetry.ExtprocEndpointUnfinished.WithLabelValues(ep, outcomeCanceled)); got != 1 {
+		t.Fatalf("unfinished canceled = %v, want 1", got)
+	}
+}
+
 // value reads a counter or gauge.
 func value(t *testing.T, m prometheus.Metric) float64 {
 	t.Helper()

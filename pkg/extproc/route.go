@@ -83,6 +83,9 @@ func (st *stream) finish(err error, outcome string, code int) {
 	st.dec.Done(err)
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Dec()
 	countRequest(st.model, st.s.opts.Mode, outcome, code)
+	if outcome != outcomeRouted {
+		telemetry.ExtprocEndpointUnfinished.WithLabelValues(st.endpoint, outcome).Inc()
+	}
 	telemetry.ExtprocRequestDuration.WithLabelValues(st.model).Observe(time.Since(st.start).Seconds())
 	telemetry.CompatFinished(st.model, code, time.Since(st.start))
 }

@@ -9,6 +9,7 @@ import (
 // label lookups.
 type metrics struct {
 	batches, gaps, missed, replayed, decodeErrors prometheus.Counter
+	restarts                                      prometheus.Counter
 	stored, removed, cleared, unknown, invalid    prometheus.Counter
 	connected                                     prometheus.Gauge
 }
@@ -18,6 +19,7 @@ func newMetrics(ep string) metrics {
 	return metrics{
 		batches:      telemetry.KVEventsBatches.WithLabelValues(ep),
 		gaps:         telemetry.KVEventsGaps.WithLabelValues(ep),
+		restarts:     telemetry.KVEventsRestarts.WithLabelValues(ep),
 		missed:       telemetry.KVEventsMissed.WithLabelValues(ep),
 		replayed:     telemetry.KVEventsReplayed.WithLabelValues(ep),
 		decodeErrors: telemetry.KVEventsDecodeErrors.WithLabelValues(ep),

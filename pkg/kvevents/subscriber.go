@@ -70,9 +70,10 @@ type Subscriber struct {
 	m    metrics
 
 	// sequence tracking, owned by the Run goroutine
-	have  bool
-	last  uint64
-	fresh bool // no message yet on the current connection
+	have     bool
+	last     uint64
+	fresh    bool      // no message yet on the current connection, nor a catch-up through replay
+	lastMark batchMark // the batch delivered under last
 
 	mu    sync.Mutex
 	stats SubscriberStats
@@ -139,6 +140,10 @@ func (s *Subscriber) session(ctx context.Context) (connected bool, err error) {
 	s.setConnected(true)
 	defer s.setConnected(false)
 	s.fresh = true
+	if s.publisherChanged(ctx) {
+		s.restart(0)
+	}
+	s.catchUp(ctx)
 	for {
 		msg, err := sub.Recv()
 		if err != nil {

@@ -3,6 +3,7 @@ package kvevents
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"time"
 )
 
@@ -33,7 +34,8 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 		s.recover(ctx, 0, seq, false)
 	case seq <= s.last && (seq == 0 || s.fresh):
 		// A continuing publisher never goes back, so this one restarted with an
-		// empty cache: say so, then catch up from its new stream's start.
+		// empty cache (publisherChanged missed it: no replay). Say so, then
+		// catch up from its new stream's start.
 		s.restart(seq)
 		s.recover(ctx, 0, seq, false)
 	case seq > s.last+1:
@@ -44,10 +46,69 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 	}
 }
 
+// publisherChanged reports, when a connection is made again, whether the
+// publisher behind it is not the one whose batch s.last was delivered, before
+// any live message: a restarted engine may publish nothing for a while, and
+// one that has already counted past s.last would pass for the old one; either
+// way the old blocks would stay in the index. Its replay buffer answers: a
+// publisher keeps its latest batches, so the old one still holds s.last (and
+// it is the batch delivered), while a new one holds another batch there or
+// nothing from s.last on. Without replay, or once s.last has left a long
+// buffer, it cannot tell (false).
+func (s *Subscriber) publisherChanged(ctx context.Context) bool {
+	if !s.have {
+		return false
+	}
+	answered, changed := false, false
+	err := s.fetchReplay(ctx, s.last, func(seq uint64, payload []byte) bool {
+		answered = true
+		changed = seq == s.last && markOf(payload) != s.lastMark
+		return false
+	})
+	if err != nil {
+		s.log.V(1).Info("kv event replay unavailable; publisher restart not checked", "err", err)
+		return false
+	}
+	return changed || !answered
+}
+
+// batchMark identifies a delivered batch's payload cheaply: its length and
+// first bytes, which hold the batch timestamp in both encodings.
+type batchMark struct {
+	n    int
+	head [48]byte
+}
+
+func markOf(payload []byte) batchMark {
+	m := batchMark{n: len(payload)}
+	copy(m.head[:], payload)
+	return m
+}
+
+// catchUp delivers, on first contact (at start or after a restart), every
+// batch the publisher's replay buffer holds, without waiting for a live
+// message: an idle engine's cache is known at once, so a picker that restarts
+// has its view back before traffic reaches the engines again. Batches
+// published while the subscription forms show up as a gap or a duplicate of
+// what was caught up, both handled; a live sequence at or below the caught-up
+// one is a duplicate, not a restart (publisherChanged checks for those here).
+func (s *Subscriber) catchUp(ctx context.Context) {
+	if s.have || s.opts.ReplayEndpoint == "" {
+		return
+	}
+	s.recover(ctx, 0, math.MaxUint64, false)
+	if s.have {
+		s.fresh = false
+	}
+}
+
+// restart forgets the old stream and clears the endpoint's blocks; seq is the
+// new stream's first sequence seen (0 when found before any live message).
 func (s *Subscriber) restart(seq uint64) {
 	s.log.Info("kv event publisher restarted; clearing its blocks", "lastSeq", s.last, "newSeq", seq)
 	s.have, s.last = false, 0
 	s.update(func(st *SubscriberStats) { st.Restarts++; st.HaveSeq = false })
+	s.m.restarts.Inc()
 	s.h.HandleBatch(s.opts.EndpointKey, Batch{
 		TS:     float64(time.Now().UnixNano()) / 1e9,
 		Events: []Event{AllBlocksCleared{}},
@@ -91,7 +152,7 @@ func (s *Subscriber) missed(n uint64) {
 // deliver decodes one batch and hands it to the handler; a bad payload still
 // advances the sequence, since replaying it would not make it better.
 func (s *Subscriber) deliver(seq uint64, payload []byte, replayed bool) {
-	s.have, s.last = true, seq
+	s.have, s.last, s.lastMark = true, seq, markOf(payload)
 	s.update(func(st *SubscriberStats) { st.LastSeq, st.HaveSeq = seq, true })
 	b, err := Decode(payload)
 	if err != nil {

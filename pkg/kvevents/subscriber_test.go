@@ -122,6 +122,95 @@ func TestPublisherRestart(t *testing.T) {
 	}
 }
 
+// A restarted publisher that has counted past the old one's last sequence
+// before the subscriber reconnects is still recognised (its replay holds
+// another batch under that sequence): the old blocks are cleared and the new
+// stream is caught up from its start, not treated as a gap in the old one.
+func TestPublisherRestartPastOldSequence(t *testing.T) {
+	a := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	pubEP, replayEP := a.Endpoint(), a.ReplayEndpoint()
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: pubEP, ReplayEndpoint: replayEP, EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, a, s)
+	publishReal(t, a, 0, 20)
+	waitFor(t, "first stream", 10*time.Second, func() bool { return len(rec.real()) == 20 })
+	oldLast := s.Stats().LastSeq
+	a.Close()
+
+	b := newTestPublisher(t, PublisherOptions{Endpoint: pubEP, ReplayEndpoint: replayEP})
+	n := int(oldLast) + 50 // published at once: the subscriber is still backing off
+	publishReal(t, b, 100, n)
+	publishUntil(t, b, "restart detected", func(uint64) bool { return len(rec.real()) >= 20+n })
+	want := append(seqRange(0, 20), seqRange(100, n)...)
+	if got := rec.real(); !reflect.DeepEqual(got[:len(want)], want) {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+	if st := s.Stats(); st.Restarts != 1 || st.Missed != 0 || rec.clears() != 1 {
+		t.Fatalf("clears %d, stats %+v", rec.clears(), st)
+	}
+}
+
+// A restarted publisher that has published nothing yet is recognised as soon
+// as the subscriber reconnects (its replay buffer lacks the last sequence):
+// the old blocks do not wait for the engine's first new batch to go.
+func TestPublisherRestartSilent(t *testing.T) {
+	a := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	pubEP, replayEP := a.Endpoint(), a.ReplayEndpoint()
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: pubEP, ReplayEndpoint: replayEP, EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	warmUp(t, a, s)
+	publishReal(t, a, 0, 5)
+	waitFor(t, "first stream", 10*time.Second, func() bool { return len(rec.real()) == 5 })
+	a.Close()
+	newTestPublisher(t, PublisherOptions{Endpoint: pubEP, ReplayEndpoint: replayEP})
+	waitFor(t, "the clear", 10*time.Second, func() bool { return rec.clears() == 1 })
+	if st := s.Stats(); st.Restarts != 1 || st.HaveSeq {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A subscriber that reconnects to the same publisher (a network blip) keeps
+// its blocks: the replay still holds the batch delivered last.
+func TestReconnectSamePublisherKeepsBlocks(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
+	if s.publisherChanged(context.Background()) {
+		t.Fatal("a subscriber with no sequence yet saw a change")
+	}
+	startSubscriber(t, s)
+	warmUp(t, p, s)
+	publishReal(t, p, 0, 5)
+	waitFor(t, "stream", 10*time.Second, func() bool { return len(rec.real()) == 5 })
+	time.Sleep(50 * time.Millisecond) // Run owns the sequence state; it is idle now
+	if s.publisherChanged(context.Background()) {
+		t.Fatal("the same publisher was taken for a restarted one")
+	}
+}
+
+// A subscriber that starts after its publisher went quiet gets the buffered
+// batches at once through replay: a restarted picker knows an idle engine's
+// cache before any new event. What follows live is delivered once, in order.
+func TestCatchUpOnFirstContact(t *testing.T) {
+	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0"})
+	publishReal(t, p, 0, 30)
+	rec := &recorder{}
+	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
+	startSubscriber(t, s)
+	waitFor(t, "the buffer replayed", 10*time.Second, func() bool { return len(rec.real()) == 30 })
+	publishUntil(t, p, "live batches", func(uint64) bool { return s.Stats().Received > 0 })
+	publishReal(t, p, 30, 10)
+	publishUntil(t, p, "the last batches", func(uint64) bool { return len(rec.real()) >= 40 })
+	if got := rec.real(); !reflect.DeepEqual(got, seqRange(0, 40)) {
+		t.Fatalf("delivered %v", got)
+	}
+	if st := s.Stats(); st.Restarts != 0 || rec.clears() != 0 || st.Replayed < 30 {
+		t.Fatalf("clears %d, stats %+v", rec.clears(), st)
+	}
+}
+
 // TestReplayWireFormat talks to the replay ROUTER with a raw DEALER, as a
 // libzmq client would.
 func TestReplayWireFormat(t *testing.T) {

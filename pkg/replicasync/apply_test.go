@@ -144,6 +144,14 @@ func TestTickExpiresOrphansBothWays(t *testing.T) {
 	if s := b.r.Snapshot(); len(s) != 0 {
 		t.Fatalf("snapshot still holds the ended request: %+v", s)
 	}
+	b.clk.add(2 * time.Minute) // a silent origin with nothing in flight is forgotten
+	b.r.Tick(b.clk.Now())
+	if b.r.RemoteInFlight() != 0 || len(b.r.origins) != 0 {
+		t.Fatalf("after a silent orphan TTL: %d requests, %d origins kept", b.r.RemoteInFlight(), len(b.r.origins))
+	}
+	if g := testutil.ToFloat64(telemetry.ReplicaSyncPeers); g != 0 {
+		t.Fatalf("peers gauge %v after every origin was forgotten", g)
+	}
 }
 
 // TestSnapshotRebuildsAPeersView: a joining replica applies A's snapshot and

@@ -1,6 +1,10 @@
 package scrape
 
-import "time"
+import (
+	"errors"
+	"syscall"
+	"time"
+)
 
 // health is the coarse state whose changes are logged.
 type health int
@@ -29,9 +33,15 @@ func nextStatus(prev Status, s Sample, err error, now time.Time, o Options) Stat
 		next.ConsecutiveFailures++
 	}
 	next.Stale = isStale(next, now, o.StaleAfter)
-	next.Excluded = next.ConsecutiveFailures >= o.ExcludeAfter
+	next.Excluded = next.ConsecutiveFailures >= o.ExcludeAfter || refused(err)
 	return next
 }
+
+// refused reports a connection refused: nothing listens on the engine's port,
+// so requests sent there fail too. Unlike a timeout or a bad page it is never
+// a slow engine, so it excludes the endpoint at once rather than after
+// ExcludeAfter failures (the next successful scrape brings it back).
+func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 // isStale: no sample at all, or one older than staleAfter.
 func isStale(st Status, now time.Time, staleAfter time.Duration) bool {

@@ -1,8 +1,12 @@
 package scrape
 
 import (
+	"context"
 	"errors"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -52,6 +56,33 @@ func TestNextStatusAndTransitionLog(t *testing.T) {
 	}
 	if !strings.HasPrefix(st.LastError, "http_status: ") {
 		t.Errorf("LastError %q lacks reason", st.LastError)
+	}
+}
+
+// A refused connection (nothing listening: the engine died) excludes the
+// endpoint on the first failure; the next success brings it back.
+func TestRefusedExcludesAtOnce(t *testing.T) {
+	o := Options{ExcludeAfter: 5}.withDefaults()
+	t0 := time.Unix(1000, 0)
+	ok := nextStatus(Status{}, Sample{Running: 1}, nil, t0, o)
+	refusedErr := &scrapeError{"connect", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	cases := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused", refusedErr, true},
+		{"timeout", &scrapeError{"timeout", context.DeadlineExceeded}, false},
+		{"http status", &scrapeError{"http_status", errors.New("HTTP 500")}, false},
+	}
+	for _, tc := range cases {
+		st := nextStatus(ok, Sample{}, tc.err, t0.Add(time.Millisecond), o)
+		if st.Excluded != tc.want || st.ConsecutiveFailures != 1 {
+			t.Errorf("%s: excluded %v after %d failure(s), want %v", tc.name, st.Excluded, st.ConsecutiveFailures, tc.want)
+		}
+		if back := nextStatus(st, Sample{}, nil, t0.Add(2*time.Millisecond), o); back.Excluded {
+			t.Errorf("%s: still excluded after a success", tc.name)
+		}
 	}
 }
 

@@ -40,6 +40,14 @@ var (
 		Help: "Requests this picker routed to an endpoint whose response has not ended yet.",
 	}, []string{"endpoint"}))
 
+	// ExtprocEndpointUnfinished counts routed requests whose response did not complete, by endpoint and outcome
+	// (canceled: the stream ended before the response did, as when the endpoint dies mid-response; upstream_error:
+	// status >= 500). A gateway may retry these; the series are kept when the endpoint leaves, to count what it took.
+	ExtprocEndpointUnfinished = must(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "endpoint_unfinished_requests_total",
+		Help: "Requests routed to an endpoint whose response did not complete (canceled or upstream_error).",
+	}, []string{"endpoint", "outcome"}))
+
 	// ExtprocActiveStreams is the number of open ext_proc streams.
 	ExtprocActiveStreams = must(prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "active_streams",

@@ -17,6 +17,14 @@ var (
 		Namespace: Namespace, Subsystem: "kvevents", Name: "events_total",
 		Help: "KV events received, by event type; unknown types and invalid events are skipped.",
 	}, []string{"endpoint", "type"}))
+	// KVEventsRestarts counts publisher restarts detected (sequence reset, or
+	// another batch under a sequence already seen); each clears the endpoint's
+	// observed blocks.
+	KVEventsRestarts = must(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "kvevents", Name: "publisher_restarts_total",
+		Help: "KV event publisher restarts detected; each clears the endpoint's observed blocks.",
+	}, []string{"endpoint"}))
+
 	// KVEventsGaps counts sequence gaps seen on the live stream.
 	KVEventsGaps = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "kvevents", Name: "sequence_gaps_total",
@@ -51,6 +59,7 @@ func ForgetKVEventsEndpoint(endpoint string) {
 	KVEventsBatches.DeletePartialMatch(l)
 	KVEventsEvents.DeletePartialMatch(l)
 	KVEventsGaps.DeletePartialMatch(l)
+	KVEventsRestarts.DeletePartialMatch(l)
 	KVEventsMissed.DeletePartialMatch(l)
 	KVEventsReplayed.DeletePartialMatch(l)
 	KVEventsDecodeErrors.DeletePartialMatch(l)

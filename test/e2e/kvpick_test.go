@@ -5,9 +5,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,20 +73,14 @@ func (f *fleet) writeEndpoints(t *testing.T, lines []string) {
 
 func (f *fleet) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + f.metrics + "/metrics")
+	text, err := testutil.MetricsText(f.metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	total := 0.0
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {
-			v, _ := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
-			total += v
-		}
+	if i := strings.IndexByte(name, '{'); i >= 0 { // a whole series: its label set must match
+		return testutil.SumSeries(text, name[:i], name[i:])
 	}
-	return total
+	return testutil.SumSeries(text, name)
 }
 
 func words(tag string, n int) string {
@@ -197,17 +189,5 @@ func TestBadConfigStopsStartup(t *testing.T) {
 // readReady waits for kvpick's --ready-file and returns the addresses in it.
 func readReady(t testing.TB, p *testutil.Proc, path string, d time.Duration) map[string]string {
 	t.Helper()
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		var addrs map[string]string
-		if err := json.Unmarshal(data, &addrs); err != nil {
-			t.Fatalf("ready file %q: %v", data, err)
-		}
-		return addrs
-	}
-	t.Fatalf("no ready file after %v; output:\n%s", d, p.Output())
-	return nil
+	return testutil.ReadReady(t, p, path, d)
 }

@@ -1,0 +1,132 @@
+// Package soak runs mixed load through several kvpick replicas in front of a
+// modelsim fleet, all real processes on loopback with real ext_proc streams,
+// samples each replica's goroutines and memory, and checks at the end that
+// they stayed flat, that nothing failed but the expected 429/503, and that
+// every replica's active work went back to zero. `make test` runs it short
+// (20 s at 100 requests/s); `make soak` runs it for 10 minutes at 1,000/s.
+package soak
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvpick/kvpick/internal/testutil"
+	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
+)
+
+var (
+	duration  = flag.Duration("soak.duration", 20*time.Second, "how long the load runs")
+	rate      = flag.Float64("soak.rate", 100, "requests per second, spread over the replicas")
+	replicas  = flag.Int("soak.replicas", 3, "kvpick replicas")
+	sims      = flag.Int("soak.sims", 4, "modelsim servers")
+	gpuBlocks = flag.Int("soak.gpu-blocks", 256, "KV blocks per modelsim (small: the caches and the picker's index fill early in the run)")
+	workers   = flag.Int("soak.workers", 256, "requests in flight at most (an arrival finding none free is counted, not sent)")
+	outDir    = flag.String("soak.out", "", "folder for samples.csv, the SVG plots and summary.txt (default: a temporary folder)")
+	syncArgs  = flag.String("soak.picker-args", "", "extra kvpick flags, space-separated (e.g. the replica sync flags)")
+)
+
+func TestSoak(t *testing.T) {
+	out := *outDir
+	if out == "" {
+		out = t.TempDir()
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fleet := startFleet(t)
+	load := &testutil.Load{Rate: *rate, Workers: *workers, Body: body, HTTP: &http.Client{Timeout: 30 * time.Second},
+		Client: func(i int) *envoyclient.Client { return fleet.clients[i%len(fleet.clients)] }}
+	every := min(max(*duration/40, 250*time.Millisecond), 5*time.Second)
+	samples := runSampled(t, fleet, load, every)
+	st := load.Stats()
+	quiet := waitIdle(t, fleet)
+	v := verdictOf(samples, st, quiet, *duration)
+	if err := writeOutputs(out, samples, v); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("soak: %s\noutputs in %s", v.text, out)
+	for _, f := range v.failures {
+		t.Error(f)
+	}
+}
+
+// fleet is the sims and the picker replicas in front of them.
+type fleet struct {
+	pickers []*testutil.Picker
+	clients []*envoyclient.Client
+}
+
+func startFleet(t *testing.T) *fleet {
+	t.Helper()
+	var ss []*testutil.Sim
+	for i := range *sims {
+		ss = append(ss, testutil.StartSim(t, fmt.Sprintf("sim-%d", i), "--seed", strconv.Itoa(i), "--step-overhead", "1ms",
+			"--prefill-rate", "400000", "--num-gpu-blocks", strconv.Itoa(*gpuBlocks)))
+	}
+	eps := filepath.Join(t.TempDir(), "endpoints.yaml")
+	testutil.WriteEndpoints(t, eps, ss)
+	f := &fleet{}
+	for range *replicas {
+		args := append([]string{"--endpoints-file", eps, "--router-mode", "kv"}, strings.Fields(*syncArgs)...)
+		p := testutil.StartPicker(t, args...)
+		f.pickers = append(f.pickers, p)
+		f.clients = append(f.clients, dial(t, p.GRPC))
+	}
+	return f
+}
+
+func dial(t *testing.T, addr string) *envoyclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := envoyclient.Dial(ctx, addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// runSampled runs the load for the soak's duration while sampling every
+// replica each interval; the last sample is taken after the load ended.
+func runSampled(t *testing.T, f *fleet, load *testutil.Load, every time.Duration) []sample {
+	ctx, cancel := context.WithTimeout(context.Background(), *duration)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { load.Run(ctx); close(done) }()
+	start := time.Now()
+	var out []sample
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return append(out, sampleAll(t, f, time.Since(start))...)
+		case <-tick.C:
+			out = append(out, sampleAll(t, f, time.Since(start))...)
+		}
+	}
+}
+
+// waitIdle waits until every replica has no active work and no open stream,
+// and returns the last reading of each (all zero unless it timed out).
+func waitIdle(t *testing.T, f *fleet) []sample {
+	var last []sample
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		last = sampleAll(t, f, 0)
+		if allIdle(last) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return last
+}
