@@ -27,7 +27,9 @@ type sample struct {
 }
 
 // activeSeries are the active-work gauges that must return to zero.
-var activeSeries = []string{"kvpick_endpoint_active_requests", "kvpick_endpoint_active_prefill_tokens", "kvpick_endpoint_active_decode_blocks"}
+// With replica sync, peers' requests still counted here must end too.
+var activeSeries = []string{"kvpick_endpoint_active_requests", "kvpick_endpoint_active_prefill_tokens", "kvpick_endpoint_active_decode_blocks",
+	"kvpick_replicasync_remote_inflight_requests"}
 
 // sampleAll reads every replica at once, so a slow page does not delay the others.
 func sampleAll(t *testing.T, f *fleet, at time.Duration) []sample {
