@@ -37,7 +37,7 @@ func TestManifestsOnAPIServer(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, values := range []string{"default.yaml", "full.yaml", "auth.yaml"} {
+	for _, values := range []string{"default.yaml", "full.yaml", "auth.yaml", "replicasync.yaml"} {
 		t.Run(values, func(t *testing.T) {
 			n := 0
 			for _, o := range render(t, values) {

@@ -27,6 +27,7 @@ const (
 // a cuttable proxy per directed pair (links[i][j] carries i's pushes to j).
 type replicaFleet struct {
 	eps      string
+	dir      string
 	replicas []*replica
 	links    [][]*cutProxy
 }
@@ -49,11 +50,8 @@ func startReplicas(t *testing.T, n int) *replicaFleet {
 		lines = append(lines, fmt.Sprintf("- {name: sim-%d, address: 127.0.0.1, port: %s, models: [m]}", i, addr[strings.LastIndex(addr, ":")+1:]))
 	}
 	os.WriteFile(f.eps, []byte("endpoints:\n"+strings.Join(lines, "\n")+"\n"), 0o644) //nolint:errcheck
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "secret"), []byte("e2e-shared-secret\n"), 0o600) //nolint:errcheck
-	cfg := filepath.Join(dir, "kvpick.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("replicaSync:\n  mode: peers\n  listenAddr: 127.0.0.1:0\n  secretFile: secret\n"+
-		"  peerExpiry: %s\n  heartbeat: %s\n  reconnectMin: 50ms\n  reconnectMax: 500ms\n", peerExpiry, heartbeat)), 0o644) //nolint:errcheck
+	f.dir = t.TempDir()
+	os.WriteFile(filepath.Join(f.dir, "secret"), []byte("e2e-shared-secret\n"), 0o600) //nolint:errcheck
 	f.links = make([][]*cutProxy, n)
 	for i := range n {
 		f.links[i] = make([]*cutProxy, n)
@@ -64,19 +62,23 @@ func startReplicas(t *testing.T, n int) *replicaFleet {
 		}
 	}
 	for i := range n {
-		var peers []string
-		for j := range n {
-			if i != j {
-				peers = append(peers, f.links[i][j].addr())
-			}
-		}
-		f.replicas = append(f.replicas, f.startReplica(t, cfg, peers, i))
+		f.replicas = append(f.replicas, f.startReplica(t, i))
 	}
 	return f
 }
 
-func (f *replicaFleet) startReplica(t *testing.T, cfg string, peers []string, i int) *replica {
+// startReplica starts replica i (again, after a kill: same id, peers and config).
+func (f *replicaFleet) startReplica(t *testing.T, i int) *replica {
 	t.Helper()
+	var peers []string
+	for j := range f.links {
+		if i != j {
+			peers = append(peers, f.links[i][j].addr())
+		}
+	}
+	cfg := filepath.Join(f.dir, fmt.Sprintf("kvpick-%d.yaml", i))
+	os.WriteFile(cfg, []byte(fmt.Sprintf("replicaSync:\n  mode: peers\n  id: replica-%d\n  listenAddr: 127.0.0.1:0\n  secretFile: secret\n"+
+		"  peerExpiry: %s\n  heartbeat: %s\n  reconnectMin: 50ms\n  reconnectMax: 500ms\n", i, peerExpiry, heartbeat)), 0o644) //nolint:errcheck
 	ready := filepath.Join(t.TempDir(), "ready.json")
 	p := testutil.Start(t, testutil.Binary(t, "kvpick"), "--config", cfg, "--endpoints-file", f.eps, "--plaintext",
 		"--grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--ready-file", ready, "--router-mode", "least-loaded",
@@ -88,6 +90,8 @@ func (f *replicaFleet) startReplica(t *testing.T, cfg string, peers []string, i 
 	for j := range f.links {
 		if j != i {
 			f.links[j][i].setTarget(addrs["peer"])
+			f.links[j][i].setCut(true) // close the streams to a previous incarnation, if any
+			f.links[j][i].setCut(false)
 		}
 	}
 	return &replica{proc: p, grpc: addrs["grpc"], metrics: addrs["metrics"], client: dial(t, addrs["grpc"])}
@@ -211,4 +215,39 @@ func TestPartitionedReplicaExpiresThenResyncs(t *testing.T) {
 	for r := range f.replicas {
 		f.waitIdle(t, r)
 	}
+}
+
+// A replica killed and restarted under its own id (a container restart in
+// the same pod): its new incarnation's first snapshot replaces the old
+// one's work on its peers at once, well before the expiry bound; the peer's
+// snapshot gives it the peer's work; its new requests are counted. Lost:
+// the old incarnation's in-flight streams.
+func TestRestartedReplicaResyncs(t *testing.T) {
+	f := startReplicas(t, 2)
+	old := f.longRequests(t, 0, 3, 8*time.Second)
+	peerDone := f.longRequests(t, 1, 2, 12*time.Second)
+	f.waitActive(t, 1, 3, 10*time.Second)
+	if err := f.replicas[0].proc.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	f.replicas[0] = f.startReplica(t, 0)
+	up := time.Since(start)
+	f.waitActive(t, 1, 0, 3*peerExpiry)
+	healed := time.Since(start)
+	f.waitActive(t, 0, 2, 3*peerExpiry)
+	learned := time.Since(start)
+	t.Logf("restart: process up after %s; its old requests stopped counting on its peer after %s; it counted the peer's 2 requests after %s (peerExpiry %s, reconnectMax 500ms)",
+		up, healed, learned, peerExpiry)
+	if n := peerDone(); n != 0 {
+		t.Errorf("%d of the peer's requests failed", n)
+	}
+	t.Logf("lost: %d of the old incarnation's 3 in-flight requests failed at the gateway", old())
+	next := f.longRequests(t, 0, 2, 2*time.Second)
+	f.waitActive(t, 1, 2, 10*time.Second)
+	if n := next(); n != 0 {
+		t.Errorf("%d requests through the restarted replica failed", n)
+	}
+	f.waitIdle(t, 0)
+	f.waitIdle(t, 1)
 }

@@ -19,7 +19,7 @@ type sample struct {
 	Goroutines float64 // go_goroutines
 	HeapInuse  float64 // go_memstats_heap_inuse_bytes: what the heap holds now (swings with the GC cycle)
 	HeapGoal   float64 // go_memstats_next_gc_bytes: the next GC's target, proportional to the heap live after the last one
-	Active     float64 // requests, prefill tokens and decode blocks of active work, summed over endpoints, and peers' requests
+	Active     float64 // requests, prefill tokens and decode blocks of active work, summed over endpoints
 	Streams    float64 // kvpick_active_streams
 	Requests   float64 // kvpick_requests_total, every outcome
 	GCs        float64 // go_gc_duration_seconds_count: collections so far
@@ -41,9 +41,9 @@ func leftover(text string) string {
 }
 
 // activeSeries are the active-work gauges that must return to zero.
-// With sync, the peers' requests a replica counts must go too.
-var activeSeries = []string{"kvpick_endpoint_active_requests", "kvpick_endpoint_active_prefill_tokens",
-	"kvpick_endpoint_active_decode_blocks", "kvpick_replicasync_remote_inflight_requests"}
+// With replica sync, peers' requests still counted here must end too.
+var activeSeries = []string{"kvpick_endpoint_active_requests", "kvpick_endpoint_active_prefill_tokens", "kvpick_endpoint_active_decode_blocks",
+	"kvpick_replicasync_remote_inflight_requests"}
 
 // sampleAll reads every replica at once, so a slow page does not delay the others.
 func sampleAll(t *testing.T, f *fleet, at time.Duration) []sample {

@@ -30,8 +30,8 @@ var (
 	gpuBlocks = flag.Int("soak.gpu-blocks", 256, "KV blocks per modelsim (small: the caches and the picker's index fill early in the run)")
 	workers   = flag.Int("soak.workers", 256, "requests in flight at most (an arrival finding none free is counted, not sent)")
 	outDir    = flag.String("soak.out", "", "folder for samples.csv, the SVG plots and summary.txt (default: a temporary folder)")
-	syncOn    = flag.Bool("soak.sync", true, "replicas share their in-flight work over the peer transport (replicaSync.mode: peers)")
-	syncArgs  = flag.String("soak.picker-args", "", "extra kvpick flags, space-separated")
+	syncArgs  = flag.String("soak.picker-args", "", "extra kvpick flags, space-separated (e.g. the replica sync flags)")
+	synced    = flag.Bool("soak.sync", false, "sync the replicas (replica sync over loopback, shared secret; each lists all)")
 )
 
 func TestSoak(t *testing.T) {
@@ -75,41 +75,15 @@ func startFleet(t *testing.T) *fleet {
 	eps := filepath.Join(t.TempDir(), "endpoints.yaml")
 	testutil.WriteEndpoints(t, eps, ss)
 	f := &fleet{}
-	syncs := syncConfigs(t, *replicas)
+	peerArgs := syncConfigs(t, *replicas)
 	for i := range *replicas {
-		args := append([]string{"--endpoints-file", eps, "--router-mode", "kv"}, syncs[i]...)
-		p := testutil.StartPicker(t, append(args, strings.Fields(*syncArgs)...)...)
+		args := append([]string{"--endpoints-file", eps, "--router-mode", "kv"}, strings.Fields(*syncArgs)...)
+		args = append(args, peerArgs[i]...)
+		p := testutil.StartPicker(t, args...)
 		f.pickers = append(f.pickers, p)
 		f.clients = append(f.clients, dial(t, p.GRPC))
 	}
 	return f
-}
-
-// syncConfigs returns each replica's sync flags: with -soak.sync, a config
-// file of its own (the peer listener on a free port, a shared secret) and
-// every replica's peer address (its own is recognised and skipped).
-func syncConfigs(t *testing.T, n int) [][]string {
-	out := make([][]string, n)
-	if !*syncOn {
-		return out
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("soak-shared-secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var peers []string
-	for range n {
-		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)))
-	}
-	for i := range n {
-		cfg := filepath.Join(dir, fmt.Sprintf("replica-%d.yaml", i))
-		yaml := fmt.Sprintf("replicaSync:\n  mode: peers\n  listenAddr: %s\n  secretFile: secret\n", peers[i])
-		if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out[i] = []string{"--config", cfg, "--peers", strings.Join(peers, ",")}
-	}
-	return out
 }
 
 func dial(t *testing.T, addr string) *envoyclient.Client {
@@ -158,4 +132,32 @@ func waitIdle(t *testing.T, f *fleet) []sample {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return last
+}
+
+// syncConfigs gives each replica its replica-sync flags with -soak.sync
+// (its own peer port, every replica's address as peers, one shared secret),
+// and none without.
+func syncConfigs(t *testing.T, n int) [][]string {
+	t.Helper()
+	out := make([][]string, n)
+	if !*synced {
+		return out
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("soak-peer-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	}
+	for i := range out {
+		cfg := filepath.Join(dir, fmt.Sprintf("sync-%d.yaml", i))
+		body := fmt.Sprintf("replicaSync:\n  mode: peers\n  listenAddr: %s\n  secretFile: secret\n", addrs[i])
+		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = []string{"--config", cfg, "--peers", strings.Join(addrs, ",")}
+	}
+	return out
 }

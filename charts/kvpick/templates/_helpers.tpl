@@ -43,7 +43,15 @@ inferencepool: {{ include "kvpick.name" . }}
 
 {{/* Leader election is on with more than one replica (active-passive), as in the reference chart. */}}
 {{- define "kvpick.ha" -}}
-{{- if gt (int .Values.inferenceExtension.replicas) 1 }}true{{ end -}}
+{{- if and (gt (int .Values.inferenceExtension.replicas) 1) (not (include "kvpick.replicaSync" .)) }}true{{ end -}}
+{{- end -}}
+
+{{- define "kvpick.replicaSync" -}}
+{{- with .Values.inferenceExtension.replicaSync }}{{ if .enabled }}true{{ end }}{{ end -}}
+{{- end -}}
+
+{{- define "kvpick.peerSecret" -}}
+{{- .Values.inferenceExtension.replicaSync.secretName | default (printf "%s-peer-secret" (include "kvpick.name" .)) -}}
 {{- end -}}
 
 {{- define "kvpick.metricsAuth" -}}

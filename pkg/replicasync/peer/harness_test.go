@@ -66,8 +66,8 @@ func (c *fakeCore) expiries(peer string) int {
 }
 
 const (
-	hb     = 50 * time.Millisecond
-	expiry = 300 * time.Millisecond
+	hb     = 250 * time.Millisecond
+	expiry = time.Second
 	wait   = 20 * time.Second // generous: success returns at once
 )
 
@@ -83,9 +83,18 @@ type receiver struct {
 
 func startReceiver(t *testing.T, id string, auth Auth, tlsConf *tls.Config, addr string) *receiver {
 	t.Helper()
-	r := &receiver{core: newFakeCore()}
+	core := newFakeCore()
+	r := startReceiverCore(t, id, core, auth, tlsConf, addr)
+	r.core = core
+	return r
+}
+
+// startReceiverCore serves core (the fake, or the real replica).
+func startReceiverCore(t *testing.T, id string, core Core, auth Auth, tlsConf *tls.Config, addr string) *receiver {
+	t.Helper()
+	r := &receiver{}
 	var err error
-	r.srv, err = NewServer(ServerOptions{ID: id, Core: r.core, Auth: auth, Expiry: expiry, Heartbeat: hb, Log: logr.Discard()})
+	r.srv, err = NewServer(ServerOptions{ID: id, Core: core, Auth: auth, Expiry: expiry, Heartbeat: hb, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

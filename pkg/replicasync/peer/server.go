@@ -95,9 +95,9 @@ func (s *Server) push(stream grpc.ServerStream) error {
 	in, gen := s.attach(id)
 	defer s.detach(id, in, gen)
 	s.o.Log.V(1).Info("peer connected", "peer", id)
-	stop := make(chan struct{})
-	defer close(stop)
-	go s.heartbeat(stream, stop)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() { s.heartbeat(stream, stop); close(stopped) }()
+	defer func() { close(stop); <-stopped }() // gRPC forbids SendMsg once the handler returned
 	for {
 		var b batch
 		if err := stream.RecvMsg(&b); err != nil {

@@ -1,0 +1,46 @@
+package peer
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/replicasync"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+func realReplica(t *testing.T, id string) (*replicasync.Replica, *activework.Tracker) {
+	t.Helper()
+	active := activework.New(time.Minute, func() {})
+	r, err := replicasync.New(replicasync.Options{ID: id, Active: active, Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, active
+}
+
+// With the real core on both ends: a wrong secret's snapshot changes no
+// active work; the right one's is counted once, under the sender's id.
+func TestRealCoreAppliesOnlyAuthenticatedPeers(t *testing.T) {
+	recv, active := realReplica(t, "a")
+	srv := startReceiverCore(t, "a", recv, Auth{Secret: secret}, nil, "")
+	send, _ := realReplica(t, "b")
+	send.Added(1, "10.0.0.1:8000", activework.Work{PromptTokens: 64, UncachedTokens: 64, BlockSize: 16, Blocks: []uint64{1, 2, 3, 4}}, nil)
+
+	before := testutil.ToFloat64(telemetry.PeerRejected.WithLabelValues("unauthenticated"))
+	startSender(t, "b", send, []byte("wrong"), nil, srv.addr)
+	eventually(t, "refusals", func() bool {
+		return testutil.ToFloat64(telemetry.PeerRejected.WithLabelValues("unauthenticated")) >= before+2 || recv.RemoteInFlight() > 0
+	})
+	if n := recv.RemoteInFlight(); n != 0 || active.Counts("10.0.0.1:8000").Requests != 0 {
+		t.Fatalf("a wrong-secret peer's work was counted: %d requests", n)
+	}
+	startSender(t, "b", send, secret, nil, srv.addr)
+	eventually(t, "the authenticated snapshot", func() bool { return recv.RemoteInFlight() == 1 })
+	if got := active.Counts("10.0.0.1:8000").Requests; got != 1 {
+		t.Fatalf("active requests %d, want 1", got)
+	}
+}
