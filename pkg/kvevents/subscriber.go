@@ -74,6 +74,7 @@ type Subscriber struct {
 	last     uint64
 	fresh    bool      // no message yet on the current connection, nor a catch-up through replay
 	lastMark batchMark // the batch delivered under last
+	caughtUp bool      // replay delivered up to last and no live batch since: live ones at or below it, seq 0 too, are duplicates
 
 	mu    sync.Mutex
 	stats SubscriberStats
@@ -139,7 +140,7 @@ func (s *Subscriber) session(ctx context.Context) (connected bool, err error) {
 	}
 	s.setConnected(true)
 	defer s.setConnected(false)
-	s.fresh = true
+	s.fresh, s.caughtUp = true, false
 	if s.publisherChanged(ctx) {
 		s.restart(0)
 	}

@@ -22,6 +22,7 @@ func (s *Subscriber) onMessage(ctx context.Context, frames [][]byte) {
 		return
 	}
 	s.deliver(seq, frames[2], false)
+	s.caughtUp = false // live past what replay gave: a later seq 0 is a restart again
 }
 
 // beforeLive brings tracking up to seq-1: catch-up on first contact, restart
@@ -32,7 +33,7 @@ func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
 		// First contact: the engine may have been running for a while; its
 		// replay buffer is the best picture of its cache we can get.
 		s.recover(ctx, 0, seq, false)
-	case seq <= s.last && (seq == 0 || s.fresh):
+	case seq <= s.last && (s.fresh || (seq == 0 && !s.caughtUp)):
 		// A continuing publisher never goes back, so this one restarted with an
 		// empty cache (publisherChanged missed it: no replay). Say so, then
 		// catch up from its new stream's start.
@@ -98,7 +99,7 @@ func (s *Subscriber) catchUp(ctx context.Context) {
 	}
 	s.recover(ctx, 0, math.MaxUint64, false)
 	if s.have {
-		s.fresh = false
+		s.fresh, s.caughtUp = false, true
 	}
 }
 
