@@ -41,8 +41,10 @@ type Deps struct {
 	Now func() time.Time
 	// Pool labels metrics.
 	Pool string
-	// Events is the KV-event feed on the events path (nil otherwise): Tick
-	// runs its silence watch.
+	// Events is the KV-event feed with kv.observation "events" or "auto" (nil
+	// otherwise, or in a simulator without engine events): it says which
+	// endpoints are on the events path and at which block size; Tick runs its
+	// upkeep.
 	Events *kvfeed.Feed
 }
 
@@ -59,6 +61,10 @@ type Router struct {
 	rates    *rates
 	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
 	objectives atomic.Pointer[map[string]int]
+	// sizes caches each endpoint's block size (see blocksize.go); tickGen
+	// invalidates it once per Tick, for sizes learnt from scraping.
+	sizes   atomic.Pointer[sizeView]
+	tickGen atomic.Uint64
 }
 
 // New builds a router for a validated, defaulted config.
@@ -193,7 +199,8 @@ func (r *Router) Tick(now time.Time) {
 		r.deps.Log.Info("freed orphaned active work", "requests", n)
 	}
 	telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
-	if r.deps.Events != nil && r.cfg.KV.Observation == v1.ObserveEvents {
+	if r.deps.Events != nil {
 		r.deps.Events.Check(now)
 	}
+	r.tickGen.Add(1)
 }
