@@ -32,14 +32,14 @@ func (v *sizeView) size(endpoint string, def int) int {
 	return def
 }
 
-// blockSizes returns the current view, rebuilding it when stale. On the
-// predicted path every view is hashed at kv.blockSize: the chains are the
-// picker's own, so they need not be the engine's.
+// blockSizes returns the current view, rebuilding it when stale; nil on the
+// predicted path, where every view is hashed at kv.blockSize: the chains are
+// the picker's own, so they need not be the engine's.
 func (r *Router) blockSizes() *sizeView {
-	snap := r.deps.Set.Snapshot()
 	if r.cfg.KV.Observation == v1.ObservePredicted {
-		return &sizeView{snap: snap}
+		return nil
 	}
+	snap := r.deps.Set.Snapshot()
 	var ver uint64
 	if r.deps.Events != nil {
 		ver = r.deps.Events.Version()
@@ -87,7 +87,7 @@ type sizedChain struct {
 
 // hashSized hashes tokens once per extra block size of the view.
 func hashSized(v *sizeView, seed uint64, tokens []uint32) []sizedChain {
-	if len(v.extra) == 0 {
+	if v == nil || len(v.extra) == 0 {
 		return nil
 	}
 	out := make([]sizedChain, 0, len(v.extra))
