@@ -27,6 +27,29 @@ func direct(t *testing.T, port int, model, prompt string) {
 	}
 }
 
+// warmDirect sends prompt straight to the modelsim on port once kvpick
+// hears its events, and waits until that prompt's stores arrived: a ZMQ
+// subscriber misses what is published before it has joined, however early
+// kvpick dialled, and an engine stores a cached prefix only once, so unrelated
+// probes go first until one of them is heard.
+func (f *fleet) warmDirect(t *testing.T, port int, model, prompt string) {
+	t.Helper()
+	ep := fmt.Sprintf("127.0.0.1:%d", port)
+	stored := `kvpick_kvevents_events_total{endpoint="` + ep + `",type="BlockStored"}`
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; f.metric(t, stored) == 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no BlockStored from %s reached kvpick", ep)
+		}
+		direct(t, port, model, words(fmt.Sprintf("probe%d", i), 40))
+		time.Sleep(100 * time.Millisecond)
+	}
+	before := f.metric(t, stored)
+	direct(t, port, model, prompt)
+	f.waitMetric(t, stored, func(v float64) bool { return v > before }, "the prompt's stores never arrived")
+	time.Sleep(100 * time.Millisecond) // the rest of the prompt's batches
+}
+
 // pathIs waits until endpoint ep's kvpick_kv_observation_path is 1 for path.
 func (f *fleet) pathIs(t *testing.T, ep, path string) {
 	t.Helper()
@@ -48,7 +71,7 @@ func TestAutoObservationPerEndpoint(t *testing.T) {
 	f.pathIs(t, quiet, "predicted")
 
 	shared := words("e", 600)
-	direct(t, f.ports[0], "m", shared+words("x", 20))
+	f.warmDirect(t, f.ports[0], "m", shared+words("x", 20))
 	f.pathIs(t, pub, "events")
 	c := dial(t, f.grpc)
 	for i := 0; i < 3; i++ {
@@ -88,11 +111,8 @@ func TestLoRAMatchesOnTheEventsPath(t *testing.T) {
 			s := sim{args: []string{"--lora-adapters", "sql", "--kv-events-encoding", enc}, fields: "loraAdapters: [sql]"}
 			f := startSims(t, []sim{s, s}, "router:\n  lora:\n    enabled: true\n", "--router-kv-events")
 			prefix := words("l", 600)
-			direct(t, f.ports[1], "sql", prefix+words("a", 20))
+			f.warmDirect(t, f.ports[1], "sql", prefix+words("a", 20))
 			holder := fmt.Sprintf("127.0.0.1:%d", f.ports[1])
-			f.waitMetric(t, `kvpick_kvevents_events_total{endpoint="`+holder+`",type="BlockStored"}`,
-				func(v float64) bool { return v > 0 }, "no BlockStored reached kvpick")
-			time.Sleep(100 * time.Millisecond) // the rest of the prompt's batches
 			c := dial(t, f.grpc)
 			res := sendModel(t, c, "sql", prefix+words("b", 20))
 			if res.Status != 200 || res.Endpoint != holder {
