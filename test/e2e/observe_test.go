@@ -140,3 +140,27 @@ func sendModel(t *testing.T, c *envoyclient.Client, model, prompt string) *envoy
 	}
 	return res
 }
+
+// An engine whose events arrive but never hold the blocks of the requests
+// routed to it (here: it salts every store, the requests carry no salt) is
+// reported by kvpick_kv_events_unmatched; requests that match its blocks
+// (the same salt) clear it.
+func TestUnmatchedEventsAlarm(t *testing.T) {
+	s := sim{args: []string{"--kv-events-encoding", "array", "--kv-events-cache-salt", "tenant-1", "--metrics-style", "sglang"},
+		fields: "engine: sglang"}
+	f := startSims(t, []sim{s}, "", "--router-kv-events")
+	ep := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
+	alarm := fmt.Sprintf(`kvpick_kv_events_unmatched{endpoint=%q,pool="default"}`, ep)
+	c := dial(t, f.grpc)
+	send := func(tag, extra string, n int) {
+		for i := 0; i < n; i++ {
+			if res := sendBody(t, c, words(fmt.Sprintf("%s%d", tag, i), 100), extra); res.Status != 200 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
+			}
+		}
+	}
+	send("plain", "", 12)
+	f.waitMetric(t, alarm, func(v float64) bool { return v == 1 }, "salted stores never matched unsalted requests, but no alarm")
+	send("salted", `,"cache_salt":"tenant-1"`, 4)
+	f.waitMetric(t, alarm, func(v float64) bool { return v == 0 }, "matching requests did not clear the alarm")
+}
