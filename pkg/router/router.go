@@ -212,10 +212,10 @@ func (r *Router) Tick(now time.Time) {
 	if t, ok := r.deps.Sync.(interface{ Tick(time.Time) }); ok {
 		t.Tick(now)
 	}
-	if r.deps.Sync != nil { // peers' work changes between this replica's own decisions: refresh the gauges
-		for _, e := range r.deps.Set.Snapshot().List {
-			r.publishActive(e.Key())
-		}
+	// Work changes that no decision of this router publishes (a peer's,
+	// applied by replica sync; orphans freed above) reach the gauges here.
+	for _, e := range r.deps.Set.Snapshot().List {
+		r.publishActive(e.Key())
 	}
 	r.tickGen.Add(1)
 }
