@@ -70,7 +70,8 @@ func (a *Admission) setDefaults() {
 }
 
 func (k *KV) setDefaults() {
-	setStr(&k.Observation, ObservePredicted)
+	setStr(&k.Observation, ObserveAuto)
+	setDur(&k.EventsSilenceAfter, time.Minute)
 	if k.BlockSize == 0 {
 		k.BlockSize = 16
 	}

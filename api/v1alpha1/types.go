@@ -32,7 +32,12 @@ var Tokenizers = []string{TokenizerBytes, TokenizerApproximate, TokenizerRemote}
 const (
 	ObservePredicted = "predicted" // the picker's own decisions, with a TTL
 	ObserveEvents    = "events"    // engines' KV events over ZMQ
+	// ObserveAuto chooses per endpoint: events while it publishes them, predicted otherwise.
+	ObserveAuto = "auto"
 )
+
+// Observations lists the kv.observation values.
+var Observations = []string{ObserveAuto, ObserveEvents, ObservePredicted}
 
 // Config is the whole picker configuration.
 type Config struct {
@@ -207,9 +212,21 @@ type Admission struct {
 
 // KV configures tokens, hashing and the prefix index.
 type KV struct {
-	// Observation is "predicted" (default) or "events".
+	// Observation is the KV observation path:
+	//   - "auto" (default): per endpoint, the events path while it publishes KV events (one arrived within
+	//     EventsSilenceAfter), the predicted path (own decisions) otherwise; what Dynamo's --router-mode kv does
+	//     where engines publish, without going load-only where they do not. Every block is indexed (stride 1).
+	//   - "events": engine KV events only, for every endpoint.
+	//   - "predicted": the picker's own decisions only.
 	Observation string `json:"observation"`
-	// BlockSize is the token block size when an endpoint does not report one (default 16).
+	// EventsSilenceAfter is how long an endpoint may publish no KV event before it counts as silent (default
+	// 1m): with "auto" it moves to the predicted path until events resume; with "events" the pool's silence is
+	// reported. Shorter falls back sooner when a publisher dies, but an idle engine (no traffic, no events)
+	// flips to predicted sooner too (harmless: its observed blocks stay, and its next events bring it back).
+	EventsSilenceAfter Duration `json:"eventsSilenceAfter"`
+	// BlockSize is the token block size when an endpoint does not report one (default 16). An endpoint's own
+	// size comes from its KV events' block_size, else its configured or scraped capacity (vLLM
+	// cache_config_info block_size, SGLang page_size); a request is hashed once per distinct size in the pool.
 	BlockSize int `json:"blockSize"`
 	// PredictedTTL expires predicted entries (default 120s). Longer keeps
 	// affinity for slower-returning prefixes but predicts blocks the engine evicted.
@@ -227,10 +244,10 @@ type KV struct {
 	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).
 	ActiveWorkTTL Duration `json:"activeWorkTTL"`
 	// Tokenizer turns prompts into the tokens that are hashed into blocks:
-	//   - "bytes" (default with observation "predicted"): 4 bytes of text per token, so a block is 64 bytes. The
+	//   - "bytes" (default with observation "predicted"; refused with "events" and "auto"): 4 bytes of text per token, so a block is 64 bytes. The
 	//     predicted index only holds this picker's own chains, so block boundaries need not be the engine's;
 	//     tokenizing 32 KB costs under a microsecond instead of tens. Token counts are estimated as bytes/4.
-	//   - "approximate" (default with observation "events"): the vocabulary-free splitter modelsim also uses;
+	//   - "approximate" (default with observation "events" and "auto"): the vocabulary-free splitter modelsim also uses;
 	//     needed to match an engine's KV events, which hash real token ids.
 	//   - "remote": the model server's /tokenize (exact, one HTTP call per request on the decision path).
 	Tokenizer string `json:"tokenizer"`

@@ -63,7 +63,8 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
 	k := &kvpick{cfg: cfg, active: active}
 	if cfg.KV.Observation == v1.ObserveEvents {
-		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name})
+		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name,
+			SilenceAfter: cfg.KV.EventsSilenceAfter.Duration})
 	}
 	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
 	if env.Bus != nil {

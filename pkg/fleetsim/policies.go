@@ -79,8 +79,8 @@ func standard(name string, o Options) (Spec, bool) {
 	switch name {
 	case PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo:
 		return mode(name), true
-	case PolicyKV:
-		return kv(func(*v1.Config) {}), true
+	case PolicyKV: // the predicted path: the simulated engines publish events only for kv-observed
+		return kv(func(c *v1.Config) { c.KV.Observation = v1.ObservePredicted }), true
 	case PolicyKVObserved:
 		return kv(func(c *v1.Config) { c.KV.Observation = v1.ObserveEvents }), true
 	case PolicyKVQueue:

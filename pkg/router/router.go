@@ -42,8 +42,10 @@ type Deps struct {
 	Now func() time.Time
 	// Pool labels metrics.
 	Pool string
-	// Events is the KV-event feed on the events path (nil otherwise): Tick
-	// runs its silence watch.
+	// Events is the KV-event feed with kv.observation "events" or "auto" (nil
+	// otherwise, or in a simulator without engine events): it says which
+	// endpoints are on the events path and at which block size; Tick runs its
+	// upkeep.
 	Events *kvfeed.Feed
 	// Sync hears about each committed decision's lifecycle, for peer
 	// replicas (nil: replica sync off). If it also has Tick(time.Time),
@@ -66,6 +68,10 @@ type Router struct {
 	objectives atomic.Pointer[map[string]int]
 	// syncIDs numbers committed decisions for Deps.Sync (ids start at 1).
 	syncIDs atomic.Uint64
+	// sizes caches each endpoint's block size (see blocksize.go); tickGen
+	// invalidates it once per Tick, for sizes learnt from scraping.
+	sizes   atomic.Pointer[sizeView]
+	tickGen atomic.Uint64
 }
 
 // New builds a router for a validated, defaulted config.
@@ -200,15 +206,16 @@ func (r *Router) Tick(now time.Time) {
 		r.deps.Log.Info("freed orphaned active work", "requests", n)
 	}
 	telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
-	if r.deps.Events != nil && r.cfg.KV.Observation == v1.ObserveEvents {
+	if r.deps.Events != nil {
 		r.deps.Events.Check(now)
 	}
 	if t, ok := r.deps.Sync.(interface{ Tick(time.Time) }); ok {
 		t.Tick(now)
 	}
-	if r.deps.Sync != nil { // peers' work changes between this replica's own decisions: refresh the gauges
-		for _, e := range r.deps.Set.Snapshot().List {
-			r.publishActive(e.Key())
-		}
+	// Work changes that no decision of this router publishes (a peer's,
+	// applied by replica sync; orphans freed above) reach the gauges here.
+	for _, e := range r.deps.Set.Snapshot().List {
+		r.publishActive(e.Key())
 	}
+	r.tickGen.Add(1)
 }

@@ -51,6 +51,7 @@ func withSync(t testing.TB, f *fixture, s replicasync.Recorder, mut func(*v1.Con
 	t.Helper()
 	cfg := &v1.Config{}
 	cfg.Router.Seed = 1
+	cfg.KV.Observation = v1.ObservePredicted // as newFixture, whose feed is built for it
 	if mut != nil {
 		mut(cfg)
 	}

@@ -24,6 +24,20 @@ type sample struct {
 	Requests   float64 // kvpick_requests_total, every outcome
 	GCs        float64 // go_gc_duration_seconds_count: collections so far
 	Err        string  // the metrics page could not be read
+	Left       string  // the active-work series not at zero, as the page shows them
+}
+
+// leftover lists the page's active-work series whose value is not zero.
+func leftover(text string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, name := range activeSeries {
+			if strings.HasPrefix(line, name+"{") && !strings.HasSuffix(line, " 0") {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // activeSeries are the active-work gauges that must return to zero.
@@ -55,6 +69,9 @@ func read(addr string, at time.Duration, replica int) sample {
 	s.HeapGoal = testutil.SumSeries(text, "go_memstats_next_gc_bytes")
 	for _, name := range activeSeries {
 		s.Active += testutil.SumSeries(text, name)
+	}
+	if s.Active != 0 {
+		s.Left = leftover(text)
 	}
 	s.Streams = testutil.SumSeries(text, "kvpick_active_streams")
 	s.Requests = testutil.SumSeries(text, "kvpick_requests_total")

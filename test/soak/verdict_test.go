@@ -75,7 +75,8 @@ func verdictOf(samples []sample, st testutil.LoadStats, idle []sample, d time.Du
 		s := idle[r]
 		fmt.Fprintf(&b, "replica %d after the load: active work %v, open streams %v\n", r, s.Active, s.Streams)
 		if s.Err != "" || s.Active != 0 || s.Streams != 0 {
-			v.failures = append(v.failures, fmt.Sprintf("replica %d kept active work %v and %v open streams after the load (%s)", r, s.Active, s.Streams, s.Err))
+			v.failures = append(v.failures, fmt.Sprintf("replica %d kept active work %v and %v open streams after the load (%s%s)",
+				r, s.Active, s.Streams, s.Err, s.Left))
 		}
 	}
 	v.text = b.String()
