@@ -11,6 +11,9 @@ type Item[T any] struct {
 	Priority int
 	// ISLTokens is the prompt length, summed into the pending-tokens gauge.
 	ISLTokens int
+	// Work is the request's prefill work (its prompt tokens no endpoint
+	// holds cached), the wspt order's key; 0 means ISLTokens.
+	Work int
 	// Value is the caller's payload (e.g. the request); the queue never reads it.
 	Value T
 
@@ -34,6 +37,14 @@ func (it *Item[T]) EnqueuedAt() time.Time { return it.enqueued }
 
 // Deadline is the time after which the last push expires (EnqueuedAt + MaxWait).
 func (it *Item[T]) Deadline() time.Time { return it.deadline }
+
+// work is the wspt key: Work, or the prompt length when Work is unset.
+func (it *Item[T]) work() int {
+	if it.Work > 0 {
+		return it.Work
+	}
+	return it.tokens
+}
 
 // level is the FIFO of all queued items of one priority: a doubly linked list,
 // so that append, unlink and in-order walks are all O(1) per item.
