@@ -152,6 +152,7 @@ func (c *Core[T]) insert(it *Item[T], now time.Time) {
 	it.owner, it.seq, it.enqueued = c, c.seq, now
 	it.deadline = now.Add(c.opts.MaxWait)
 	it.tokens = max(it.ISLTokens, 0)
+	it.class = workClass(it.work())
 	c.levelFor(it.Priority).append(it)
 	c.n++
 	c.tokens += it.tokens

@@ -23,6 +23,7 @@ type Item[T any] struct {
 	next     *Item[T]
 	seq      uint64
 	tokens   int // ISLTokens as counted at Push, so later edits cannot skew the sum
+	class    int // workClass of the work at Push: the wspt order's key
 	enqueued time.Time
 	deadline time.Time
 	wake     chan error // set by Queue for a blocked Admit; nil in Core-only use

@@ -111,7 +111,7 @@ func (c *Core[T]) ordered(l *level[T]) []*Item[T] {
 	}
 	c.scratch = items
 	if c.opts.Order == v1.QueueWSPT {
-		slices.SortStableFunc(items, func(a, b *Item[T]) int { return cmp.Compare(workClass(a.work()), workClass(b.work())) })
+		slices.SortStableFunc(items, func(a, b *Item[T]) int { return cmp.Compare(a.class, b.class) })
 	}
 	return items
 }

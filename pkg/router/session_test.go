@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -36,5 +37,31 @@ func TestSessionPinCounts(t *testing.T) {
 	// 8 running over 4 pins: 2 per pin.
 	if cands[0].SessionRunning != 6 || cands[1].SessionRunning != 2 {
 		t.Fatalf("expected running %v, %v; want 6, 2", cands[0].SessionRunning, cands[1].SessionRunning)
+	}
+}
+
+// TestPrefillWorkCreditsTheBestOverlap: the wspt key is the prompt less the
+// longest prefix any endpoint holds (predicted here by an earlier decision).
+func TestPrefillWorkCreditsTheBestOverlap(t *testing.T) {
+	f := newFixture(t, 3, nil)
+	ctx := context.Background()
+	shared := words("sys", 1000)
+	cold, err := f.r.Prepare(ctx, input(shared+words("a", 50), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := f.r.PrefillWork(cold); w != cold.Req.PromptTokens {
+		t.Fatalf("work %d before any decision, want the whole prompt %d", w, cold.Req.PromptTokens)
+	}
+	if _, err := f.route(ctx, input(shared+words("b", 50), nil)); err != nil {
+		t.Fatal(err)
+	}
+	warm, err := f.r.Prepare(ctx, input(shared+words("c", 50), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := f.r.PrefillWork(warm); w <= 0 || w > warm.Req.PromptTokens-900 {
+		t.Fatalf("work %d of a %d-token prompt whose ~1,000-token prefix is held, want at most %d",
+			w, warm.Req.PromptTokens, warm.Req.PromptTokens-900)
 	}
 }
