@@ -200,10 +200,27 @@ type DeviceAware struct {
 
 // Admission configures the queue in front of selection.
 type Admission struct {
-	// QueueThreshold (a fraction, off when nil) holds a request while every
-	// eligible endpoint has active prefill tokens above threshold x max batched
-	// tokens. Queueing trades a little TTFT for not overloading every replica.
+	// Queue turns the admission queue on or off (default: on in kv mode,
+	// and in any mode that sets queueThreshold; off otherwise). With it on,
+	// a fleet that is full holds requests in the picker, where short ones can
+	// pass long uncached documents (queuePolicy wspt), instead of in every
+	// engine's first-come queue behind them.
+	Queue *bool `json:"queue,omitempty"`
+	// QueueThreshold (a fraction; default 0.25 when the queue is on) holds a
+	// request while every eligible endpoint has active prefill tokens above
+	// threshold x max batched tokens. Lower holds more in the picker's queue,
+	// where it is ordered and placed afresh (0.25, about 2,000 tokens of
+	// 8,192: an engine keeps one short prefill queued behind the running
+	// one); higher hands more to the engines' own first-come queues, which a
+	// long prompt blocks. 0 queues while every endpoint has any prefill.
 	QueueThreshold *float64 `json:"queueThreshold,omitempty"`
+	// QueuePolicy orders waiting requests of one priority: "wspt" (default:
+	// least uncached prompt first, prompts within a factor of about 1.4 in
+	// arrival order; Dynamo's --router-queue-policy wspt) or "fcfs" (arrival
+	// order). wspt lets short requests pass long uncached documents when the
+	// fleet is full, lowering the mean and p95 wait at the cost of the long
+	// ones' (bounded by maxQueueWait).
+	QueuePolicy string `json:"queuePolicy,omitempty"`
 	// MaxQueueLength bounds waiting requests (default 1024); past it: 429.
 	MaxQueueLength int `json:"maxQueueLength"`
 	// MaxQueueWait bounds one wait (default 30s); past it: 429.

@@ -116,8 +116,12 @@ func (k *kvpick) Admission() *admission.Options {
 	if k.cfg.Admission.QueueThreshold == nil {
 		return nil
 	}
-	return &admission.Options{MaxLength: k.cfg.Admission.MaxQueueLength, MaxWait: k.cfg.Admission.MaxQueueWait.Duration}
+	return &admission.Options{MaxLength: k.cfg.Admission.MaxQueueLength, MaxWait: k.cfg.Admission.MaxQueueWait.Duration,
+		Order: k.cfg.Admission.QueuePolicy}
 }
+
+// PrefillWork is the wspt queue order's key for p (see router.PrefillWork).
+func (k *kvpick) PrefillWork(p Pending) int { return k.r.PrefillWork(p.(kvPending).p) }
 
 func (k *kvpick) Admissible(p Pending) bool { return k.r.Admissible(p.(kvPending).p) }
 

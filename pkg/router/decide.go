@@ -31,6 +31,9 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
 	}
 	r.fillRates(cands)
+	if p.Req.NewSession {
+		r.sessionLoad(cands)
+	}
 	return cands
 }
 
@@ -204,4 +207,30 @@ func (r *Router) predicts(endpoint string) bool {
 		return false
 	}
 	return r.deps.Events == nil || !r.deps.Events.OnEvents(endpoint)
+}
+
+// sessionLoad gives each candidate the running requests its pinned sessions
+// are expected to keep there: its pins times the pool's running requests
+// per pin. Pinned sessions between turns run nothing now but will send
+// their next turns to the same endpoint, so a new session placed by the
+// current load alone crowds onto endpoints whose sessions happen to think.
+func (r *Router) sessionLoad(cands []scheduler.Candidate) {
+	r.sessionLoadBy(cands, func(i int) string { return cands[i].Key() })
+}
+
+// sessionLoadBy is sessionLoad with the candidates' keys given by key.
+func (r *Router) sessionLoadBy(cands []scheduler.Candidate, key func(int) string) {
+	pins, running := 0, 0
+	for i := range cands {
+		cands[i].Sessions = r.sessions.count(key(i))
+		pins += cands[i].Sessions
+		running += cands[i].Active.Requests
+	}
+	if pins == 0 {
+		return
+	}
+	perPin := float64(running) / float64(pins)
+	for i := range cands {
+		cands[i].SessionRunning = float64(cands[i].Sessions) * perPin
+	}
 }
