@@ -83,6 +83,10 @@ func (a *Admission) setDefaults(mode string) {
 func (k *KV) setDefaults() {
 	setStr(&k.Observation, ObserveAuto)
 	setDur(&k.EventsSilenceAfter, time.Minute)
+	if k.UnmatchedAlarmAfter == 0 {
+		k.UnmatchedAlarmAfter = 8
+	}
+	setDur(&k.UnmatchedProbeSettle, 2*time.Second)
 	if k.BlockSize == 0 {
 		k.BlockSize = 16
 	}

@@ -241,6 +241,14 @@ type KV struct {
 	// reported. Shorter falls back sooner when a publisher dies, but an idle engine (no traffic, no events)
 	// flips to predicted sooner too (harmless: its observed blocks stay, and its next events bring it back).
 	EventsSilenceAfter Duration `json:"eventsSilenceAfter"`
+	// UnmatchedAlarmAfter is how many requests in a row routed to an endpoint on the events path must find
+	// their first block missing from its view before kvpick_kv_events_unmatched fires (default 8): one miss is
+	// an eviction or a prompt shorter than a block, a run of them a hashing disagreement (block size,
+	// tokenizer, model or adapter seed). Lower alarms sooner and more often by chance.
+	UnmatchedAlarmAfter int `json:"unmatchedAlarmAfter"`
+	// UnmatchedProbeSettle is how long a routed request has to reach its engine's cache before its first block
+	// is looked up for that alarm (default 2s). Longer than a typical prefill, or slow prefills count as misses.
+	UnmatchedProbeSettle Duration `json:"unmatchedProbeSettle"`
 	// BlockSize is the token block size when an endpoint does not report one (default 16). An endpoint's own
 	// size comes from its KV events' block_size, else its configured or scraped capacity (vLLM
 	// cache_config_info block_size, SGLang page_size); a request is hashed once per distinct size in the pool.

@@ -152,6 +152,12 @@ func (k *KV) validate(p *problems) {
 	if k.EventsSilenceAfter.Duration <= 0 {
 		p.add("kv.eventsSilenceAfter", "must be positive")
 	}
+	if k.UnmatchedAlarmAfter < 1 {
+		p.add("kv.unmatchedAlarmAfter", "must be at least 1, got %d", k.UnmatchedAlarmAfter)
+	}
+	if k.UnmatchedProbeSettle.Duration <= 0 {
+		p.add("kv.unmatchedProbeSettle", "must be positive")
+	}
 	if k.BlockSize < 1 || k.BlockSize > 4096 {
 		p.add("kv.blockSize", "must be between 1 and 4096, got %d", k.BlockSize)
 	}

@@ -72,7 +72,8 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	var feed *kvfeed.Feed
 	if cfg.KV.Observation != v1.ObservePredicted {
 		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool,
-			Auto: cfg.KV.Observation == v1.ObserveAuto, SilenceAfter: cfg.KV.EventsSilenceAfter.Duration})
+			Auto: cfg.KV.Observation == v1.ObserveAuto, SilenceAfter: cfg.KV.EventsSilenceAfter.Duration,
+			UnmatchedAfter: cfg.KV.UnmatchedAlarmAfter, ProbeSettle: cfg.KV.UnmatchedProbeSettle.Duration})
 	}
 	core, err := pe.core(cfg, set, index, active, log)
 	if err != nil {

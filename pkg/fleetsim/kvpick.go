@@ -64,7 +64,8 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	k := &kvpick{cfg: cfg, active: active}
 	if cfg.KV.Observation == v1.ObserveEvents {
 		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name,
-			SilenceAfter: cfg.KV.EventsSilenceAfter.Duration})
+			SilenceAfter:   cfg.KV.EventsSilenceAfter.Duration,
+			UnmatchedAfter: cfg.KV.UnmatchedAlarmAfter, ProbeSettle: cfg.KV.UnmatchedProbeSettle.Duration})
 	}
 	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
 	if env.Bus != nil {

@@ -31,6 +31,10 @@ type Options struct {
 	Auto bool
 	// SilenceAfter is kv.eventsSilenceAfter (default: the configuration's).
 	SilenceAfter time.Duration
+	// UnmatchedAfter and ProbeSettle are kv.unmatchedAlarmAfter and
+	// kv.unmatchedProbeSettle (default: the configuration's).
+	UnmatchedAfter int
+	ProbeSettle    time.Duration
 }
 
 // Feed maps KV events to the index. It implements kvevents.Handler. Safe for
@@ -49,6 +53,12 @@ func New(o Options) *Feed {
 	}
 	if o.SilenceAfter <= 0 {
 		o.SilenceAfter = v1.Default().KV.EventsSilenceAfter.Duration
+	}
+	if o.UnmatchedAfter <= 0 {
+		o.UnmatchedAfter = v1.Default().KV.UnmatchedAlarmAfter
+	}
+	if o.ProbeSettle <= 0 {
+		o.ProbeSettle = v1.Default().KV.UnmatchedProbeSettle.Duration
 	}
 	return &Feed{o: o, watch: newSilenceWatch(o.Now(), o.SilenceAfter)}
 }

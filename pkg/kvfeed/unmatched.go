@@ -13,19 +13,11 @@ import (
 // events earn no cache credit and nothing else says so. Each request routed
 // to an endpoint on the events path leaves a probe (its first block, hashed
 // at that endpoint's block size); once the endpoint has stored blocks after
-// the request and probeSettle has passed, the probe is looked up.
-const (
-	// probeSettle is how long a routed request has to reach the engine's
-	// cache before its probe is looked up: well past a prefill of typical
-	// prompts, well below any useful alarm delay.
-	probeSettle = 2 * time.Second
-	// unmatchedAfter consecutive missing probes raise the alarm: one miss is
-	// an eviction or a prompt shorter than a block; eight in a row is a
-	// hashing disagreement.
-	unmatchedAfter = 8
-	// maxProbes bounds the probes an endpoint holds between checks.
-	maxProbes = 32
-)
+// the request and kv.unmatchedProbeSettle has passed, the probe is looked
+// up, and kv.unmatchedAlarmAfter misses in a row raise the alarm.
+
+// maxProbes bounds the probes an endpoint holds between checks.
+const maxProbes = 32
 
 type probe struct {
 	hash uint64
@@ -57,7 +49,7 @@ func (f *Feed) Probe(endpoint string, hash uint64, now time.Time) {
 // checkProbes looks up every settled probe and raises or clears the alarm.
 func (f *Feed) checkProbes(now time.Time) {
 	for key, st := range f.st.all() {
-		ready := st.probes.take(now.Add(-probeSettle).UnixNano(), st.lastStore.Load())
+		ready := st.probes.take(now.Add(-f.o.ProbeSettle).UnixNano(), st.lastStore.Load())
 		for _, p := range ready {
 			f.judge(key, st, f.held(key, p.hash, now))
 		}
@@ -105,7 +97,7 @@ func (f *Feed) judge(key string, st *epState, found bool) {
 		}
 		return
 	}
-	if p.misses++; p.misses >= unmatchedAfter && !p.alarm {
+	if p.misses++; p.misses >= f.o.UnmatchedAfter && !p.alarm {
 		p.alarm = true
 		telemetry.EventsUnmatched.WithLabelValues(f.o.Pool, key).Set(1)
 		f.o.Log.Info("WARNING: KV events arrive but the blocks of requests routed here never appear in them: block size, tokenizer or model/adapter naming disagree with the engine's, so it gets no cache credit",

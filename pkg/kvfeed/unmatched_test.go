@@ -25,7 +25,9 @@ func TestUnmatchedBlocksAlarm(t *testing.T) {
 	ep := "10.0.0.1:8000"
 	var lines []string
 	now := time.Unix(2e6, 0)
+	const unmatchedAfter, probeSettle = 3, 500 * time.Millisecond // kv.unmatchedAlarmAfter, kv.unmatchedProbeSettle
 	f := New(Options{Set: set, Index: kvindex.New(kvindex.Options{}), Pool: "unmatched-test", Auto: true, Now: func() time.Time { return now },
+		UnmatchedAfter: unmatchedAfter, ProbeSettle: probeSettle,
 		Log: funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})})
 	gauge := func() float64 { return gaugeOf(t, telemetry.EventsUnmatched.WithLabelValues("unmatched-test", ep)) }
 	tokens := make([]uint32, 32)
@@ -68,7 +70,7 @@ func TestProbeWaitsForAStore(t *testing.T) {
 	f := New(Options{Set: set, Index: kvindex.New(kvindex.Options{}), Pool: "probe-wait", Auto: true, Log: logr.Discard(), Now: func() time.Time { return now }})
 	ep := "10.0.0.1:8000"
 	f.HandleBatch(ep, kvevents.Batch{Events: []kvevents.Event{kvevents.BlockStored{BlockHashes: []uint64{1}, TokenIDs: make([]uint32, 16), BlockSize: 16}}})
-	for i := 0; i < 2*unmatchedAfter; i++ {
+	for i := 0; i < 2*f.o.UnmatchedAfter; i++ {
 		f.Probe(ep, uint64(i+77), now.Add(time.Millisecond))
 	}
 	f.Check(now.Add(time.Minute / 2))
