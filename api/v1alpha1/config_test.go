@@ -39,6 +39,10 @@ func TestParseAndValidate(t *testing.T) {
 		{"gc percent below -1", "server:\n  gcPercent: -5\n", []string{"server.gcPercent", "-5"}},
 		{"negative memory limit", "server:\n  memoryLimitBytes: -1\n", []string{"server.memoryLimitBytes"}},
 		{"bytes tokenizer with events", "kv:\n  observation: events\n  tokenizer: bytes\n", []string{"kv.tokenizer", "KV events"}},
+		{"bytes tokenizer with the default auto", "kv:\n  tokenizer: bytes\n", []string{"kv.tokenizer", "KV events", `"auto"`, "predicted"}},
+		{"bytes tokenizer predicted", "kv:\n  observation: predicted\n  tokenizer: bytes\n", nil},
+		{"zero silence bound", "kv:\n  eventsSilenceAfter: 0s\n", nil},
+		{"negative silence bound", "kv:\n  eventsSilenceAfter: -1s\n", []string{"kv.eventsSilenceAfter"}},
 		{"unknown tokenizer", "kv:\n  tokenizer: bpe\n", []string{"kv.tokenizer", "bpe"}},
 		{"approximate tokenizer predicted", "kv:\n  tokenizer: approximate\n", nil},
 		{"stride too large", "kv:\n  predictedStride: 65\n", []string{"kv.predictedStride", "65"}},
@@ -111,8 +115,8 @@ func TestFlagBindings(t *testing.T) {
 		{"bad number", "", []string{"--active-prefill-tokens-threshold=lots"}, "not an integer", nil},
 		{"int threshold", "", []string{"--active-prefill-tokens-threshold=10000"}, "",
 			func(c *Config) bool { return *c.Router.Busy.ActivePrefillTokens == 10000 }},
-		{"router-mode kv alone means events, as Dynamo's --router-kv-events defaults on", "", []string{"--router-mode", "kv"}, "",
-			func(c *Config) bool { return c.KV.Observation == ObserveEvents }},
+		{"router-mode kv alone means auto: events where the engines publish, as Dynamo's --router-kv-events defaults on", "",
+			[]string{"--router-mode", "kv"}, "", func(c *Config) bool { c.SetDefaults(); return c.KV.Observation == ObserveAuto }},
 		{"router-mode kv with no events", "", []string{"--router-mode", "kv", "--no-router-kv-events"}, "",
 			func(c *Config) bool { return c.KV.Observation == ObservePredicted }},
 		{"router-mode kv keeps the file's observation", "kv:\n  observation: predicted\n", []string{"--router-mode=kv"}, "",
@@ -130,9 +134,10 @@ func TestFlagBindings(t *testing.T) {
 		{"queue threshold 0", "", []string{"--router-queue-threshold=0"}, "",
 			func(c *Config) bool { return c.Admission.QueueThreshold != nil && *c.Admission.QueueThreshold == 0 }},
 		{"queue threshold None", "", []string{"--router-queue-threshold=None"}, "",
-			func(c *Config) bool { return c.Admission.QueueThreshold == nil }},
+			func(c *Config) bool { return c.Admission.QueueThreshold == nil && !*c.Admission.Queue }},
 		{"queue threshold None vs file", "admission:\n  queueThreshold: 0.8\n", []string{"--router-queue-threshold=None"}, "disagrees", nil},
-		{"queue policy fcfs", "", []string{"--router-queue-policy=fcfs"}, "", func(*Config) bool { return true }},
+		{"queue policy fcfs", "", []string{"--router-queue-policy=fcfs"}, "", func(c *Config) bool { return c.Admission.QueuePolicy == QueueFCFS }},
+		{"queue policy wspt", "", []string{"--router-queue-policy=wspt"}, "", func(c *Config) bool { return c.Admission.QueuePolicy == QueueWSPT }},
 		{"queue policy unknown", "", []string{"--router-queue-policy=sjf"}, "must be one of [fcfs wspt]", nil},
 		{"block size", "", []string{"--kv-cache-block-size=64"}, "", func(c *Config) bool { return c.KV.BlockSize == 64 }},
 		{"tier weights", "", []string{"--router-host-cache-hit-weight=0.5", "--router-disk-cache-hit-weight=0.1"}, "",
@@ -173,7 +178,7 @@ func TestFlagBindings(t *testing.T) {
 func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	b := BindFlags(fs)
-	args := []string{"--router-event-threads", "8", "--router-reset-states", "--router-queue-policy=wspt",
+	args := []string{"--router-event-threads", "8", "--router-reset-states",
 		"--shared-cache-type=hicache", "--no-router-track-active-blocks"}
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("Dynamo flags refused: %v", err)
@@ -186,7 +191,7 @@ func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := b.Warnings()
-	for _, name := range []string{"--router-event-threads", "--router-reset-states", "--router-queue-policy=wspt",
+	for _, name := range []string{"--router-event-threads", "--router-reset-states",
 		"--shared-cache-type", "--no-router-track-active-blocks"} {
 		if !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, name) }) {
 			t.Errorf("no warning names %s: %q", name, w)
@@ -210,5 +215,45 @@ func TestScrapePathFor(t *testing.T) {
 		if got := c.Scrape.PathFor(engine); got != want {
 			t.Errorf("PathFor(%q) = %q, want %q", engine, got, want)
 		}
+	}
+}
+
+// TestQueueDefaults: kv mode queues (wspt, threshold 0.25) unless told not
+// to; other modes queue only when a threshold is set.
+func TestQueueDefaults(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	off, on := false, true
+	tests := []struct {
+		name      string
+		mode      string
+		queue     *bool
+		threshold *float64
+		want      *float64 // nil: queue off
+	}{
+		{"kv default", ModeKV, nil, nil, f(0.25)},
+		{"kv threshold kept", ModeKV, nil, f(0.8), f(0.8)},
+		{"kv turned off", ModeKV, &off, nil, nil},
+		{"off wins over a threshold", ModeKV, &off, f(0.8), nil},
+		{"round-robin default", ModeRoundRobin, nil, nil, nil},
+		{"round-robin with a threshold", ModeRoundRobin, nil, f(0.5), f(0.5)},
+		{"round-robin turned on", ModeRoundRobin, &on, nil, f(0.25)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Config{}
+			c.Router.Mode, c.Admission.Queue, c.Admission.QueueThreshold = tt.mode, tt.queue, tt.threshold
+			c.SetDefaults()
+			got := c.Admission.QueueThreshold
+			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+				t.Fatalf("queueThreshold = %v, want %v", got, tt.want)
+			}
+			if c.Admission.QueuePolicy != QueueWSPT {
+				t.Errorf("queuePolicy = %q, want wspt by default", c.Admission.QueuePolicy)
+			}
+			c.SetDefaults() // defaults are idempotent
+			if again := c.Admission.QueueThreshold; (again == nil) != (got == nil) {
+				t.Errorf("second SetDefaults changed the queue: %v then %v", got, again)
+			}
+		})
 	}
 }

@@ -19,7 +19,7 @@ func (c *Config) SetDefaults() {
 		c.Endpoints.ReloadInterval = D(2 * time.Second)
 	}
 	c.Router.setDefaults()
-	c.Admission.setDefaults()
+	c.Admission.setDefaults(c.Router.Mode)
 	c.KV.setDefaults()
 	c.Scrape.setDefaults()
 	c.Kubernetes.setDefaults()
@@ -62,7 +62,18 @@ func (r *Router) setDefaults() {
 	}
 }
 
-func (a *Admission) setDefaults() {
+// setDefaults: queueing is part of kv mode's defaults; other modes queue only
+// when a threshold is set. queue: false turns it off whatever the threshold.
+func (a *Admission) setDefaults(mode string) {
+	if a.Queue == nil {
+		a.Queue = ptr(a.QueueThreshold != nil || mode == ModeKV)
+	}
+	if !*a.Queue {
+		a.QueueThreshold = nil
+	} else if a.QueueThreshold == nil {
+		a.QueueThreshold = ptr(0.25)
+	}
+	setStr(&a.QueuePolicy, QueueWSPT)
 	if a.MaxQueueLength == 0 {
 		a.MaxQueueLength = 1024
 	}
@@ -70,7 +81,12 @@ func (a *Admission) setDefaults() {
 }
 
 func (k *KV) setDefaults() {
-	setStr(&k.Observation, ObservePredicted)
+	setStr(&k.Observation, ObserveAuto)
+	setDur(&k.EventsSilenceAfter, time.Minute)
+	if k.UnmatchedAlarmAfter == 0 {
+		k.UnmatchedAlarmAfter = 8
+	}
+	setDur(&k.UnmatchedProbeSettle, 2*time.Second)
 	if k.BlockSize == 0 {
 		k.BlockSize = 16
 	}

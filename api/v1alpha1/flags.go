@@ -61,9 +61,6 @@ func (b *FlagBindings) Apply(c *Config) error {
 		}
 	}
 	sort.Strings(b.warnings)
-	if _, ok := given["router-mode"]; ok && c.Router.Mode == ModeKV && c.KV.Observation == "" {
-		c.KV.Observation = ObserveEvents // Dynamo's --router-kv-events defaults to on
-	}
 	return errors.Join(errs...)
 }
 

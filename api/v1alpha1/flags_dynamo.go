@@ -5,9 +5,15 @@ import (
 	"strconv"
 )
 
-// QueuePolicies are Dynamo's --router-queue-policy values; kvpick's queue is
-// first come first served within a priority (fcfs).
-var QueuePolicies = []string{"fcfs", "wspt"}
+// Queue orders (admission.queuePolicy), as Dynamo's --router-queue-policy
+// spells them.
+const (
+	QueueFCFS = "fcfs"
+	QueueWSPT = "wspt"
+)
+
+// QueuePolicies are the admission.queuePolicy values.
+var QueuePolicies = []string{QueueFCFS, QueueWSPT}
 
 // dynamo registers NVIDIA Dynamo's router flags as its frontend spells them
 // today (components/src/dynamo/common/configuration/groups/router_args.py
@@ -32,10 +38,9 @@ func (b *FlagBindings) dynamo() {
 		func(c *Config) *int { return &c.KV.MaxBlocksPerEndpoint })
 	b.float(names("router-prune-target-ratio"), "kv.pruneTarget", "fraction of the bound kept after pruning", false,
 		func(c *Config) **float64 { return &c.KV.PruneTarget })
-	b.float(names("router-queue-threshold"), "admission.queueThreshold",
-		"queue while every endpoint's active prefill tokens exceed this fraction of max batched tokens (None: no queue)", true,
-		func(c *Config) **float64 { return &c.Admission.QueueThreshold })
-	b.queuePolicy()
+	b.queueThreshold()
+	b.str(names("router-queue-policy"), "admission.queuePolicy", "queue order within a priority: fcfs or wspt (least uncached prompt first)",
+		func(c *Config) *string { return &c.Admission.QueuePolicy }, QueuePolicies...)
 	b.intField(names("kv-cache-block-size"), "kv.blockSize", "tokens per KV block", func(c *Config) *int { return &c.KV.BlockSize })
 	b.float(names("active-decode-blocks-threshold"), "router.busy.activeDecodeBlocks", "busy when active decode blocks exceed this fraction of KV blocks (None: kvpick's default)", true,
 		func(c *Config) **float64 { return &c.Router.Busy.ActiveDecodeBlocks })
@@ -72,17 +77,28 @@ func (b *FlagBindings) replicaSync(name string, on bool) {
 	})
 }
 
-// queuePolicy accepts fcfs (what kvpick's queue does) and refuses unknown
-// values; wspt is accepted with a warning.
-func (b *FlagBindings) queuePolicy() {
-	b.add([]string{"router-queue-policy"}, "admission (fcfs)", "queue order: fcfs (kvpick's) or wspt (accepted, fcfs used)", false,
+// queueThreshold binds --router-queue-threshold: a number sets
+// admission.queueThreshold (and turns the queue on), None turns it off
+// (Dynamo's default; kvpick's kv mode queues unless told not to).
+func (b *FlagBindings) queueThreshold() {
+	b.add([]string{"router-queue-threshold"}, "admission.queueThreshold",
+		"queue while every endpoint's active prefill tokens exceed this fraction of max batched tokens (None: no queue)", false,
 		func(c *Config, raw string) (string, error) {
-			if !contains(QueuePolicies, raw) {
-				return "", fmt.Errorf("must be one of %v, got %q", QueuePolicies, raw)
+			if raw == "None" {
+				if p := c.Admission.QueueThreshold; p != nil {
+					return strconv.FormatFloat(*p, 'g', -1, 64), nil
+				}
+				c.Admission.Queue = ptr(false)
+				return "", nil
 			}
-			if raw == "wspt" {
-				b.warnings = append(b.warnings, "--router-queue-policy=wspt is not implemented: kvpick's queue is fcfs within a priority")
+			v, err := strconv.ParseFloat(raw, 64)
+			if err != nil {
+				return "", fmt.Errorf("not a number: %q", raw)
 			}
+			if p := c.Admission.QueueThreshold; p != nil && *p != v {
+				return strconv.FormatFloat(*p, 'g', -1, 64), nil
+			}
+			c.Admission.QueueThreshold, c.Admission.Queue = &v, ptr(true)
 			return "", nil
 		})
 }

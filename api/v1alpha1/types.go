@@ -32,7 +32,12 @@ var Tokenizers = []string{TokenizerBytes, TokenizerApproximate, TokenizerRemote}
 const (
 	ObservePredicted = "predicted" // the picker's own decisions, with a TTL
 	ObserveEvents    = "events"    // engines' KV events over ZMQ
+	// ObserveAuto chooses per endpoint: events while it publishes them, predicted otherwise.
+	ObserveAuto = "auto"
 )
+
+// Observations lists the kv.observation values.
+var Observations = []string{ObserveAuto, ObserveEvents, ObservePredicted}
 
 // Config is the whole picker configuration.
 type Config struct {
@@ -195,10 +200,27 @@ type DeviceAware struct {
 
 // Admission configures the queue in front of selection.
 type Admission struct {
-	// QueueThreshold (a fraction, off when nil) holds a request while every
-	// eligible endpoint has active prefill tokens above threshold x max batched
-	// tokens. Queueing trades a little TTFT for not overloading every replica.
+	// Queue turns the admission queue on or off (default: on in kv mode,
+	// and in any mode that sets queueThreshold; off otherwise). With it on,
+	// a fleet that is full holds requests in the picker, where short ones can
+	// pass long uncached documents (queuePolicy wspt), instead of in every
+	// engine's first-come queue behind them.
+	Queue *bool `json:"queue,omitempty"`
+	// QueueThreshold (a fraction; default 0.25 when the queue is on) holds a
+	// request while every eligible endpoint has active prefill tokens above
+	// threshold x max batched tokens. Lower holds more in the picker's queue,
+	// where it is ordered and placed afresh (0.25, about 2,000 tokens of
+	// 8,192: an engine keeps one short prefill queued behind the running
+	// one); higher hands more to the engines' own first-come queues, which a
+	// long prompt blocks. 0 queues while every endpoint has any prefill.
 	QueueThreshold *float64 `json:"queueThreshold,omitempty"`
+	// QueuePolicy orders waiting requests of one priority: "wspt" (default:
+	// least uncached prompt first, prompts within a factor of about 1.4 in
+	// arrival order; Dynamo's --router-queue-policy wspt) or "fcfs" (arrival
+	// order). wspt lets short requests pass long uncached documents when the
+	// fleet is full, lowering the mean and p95 wait at the cost of the long
+	// ones' (bounded by maxQueueWait).
+	QueuePolicy string `json:"queuePolicy,omitempty"`
 	// MaxQueueLength bounds waiting requests (default 1024); past it: 429.
 	MaxQueueLength int `json:"maxQueueLength"`
 	// MaxQueueWait bounds one wait (default 30s); past it: 429.
@@ -207,9 +229,29 @@ type Admission struct {
 
 // KV configures tokens, hashing and the prefix index.
 type KV struct {
-	// Observation is "predicted" (default) or "events".
+	// Observation is the KV observation path:
+	//   - "auto" (default): per endpoint, the events path while it publishes KV events (one arrived within
+	//     EventsSilenceAfter), the predicted path (own decisions) otherwise; what Dynamo's --router-mode kv does
+	//     where engines publish, without going load-only where they do not. Every block is indexed (stride 1).
+	//   - "events": engine KV events only, for every endpoint.
+	//   - "predicted": the picker's own decisions only.
 	Observation string `json:"observation"`
-	// BlockSize is the token block size when an endpoint does not report one (default 16).
+	// EventsSilenceAfter is how long an endpoint may publish no KV event before it counts as silent (default
+	// 1m): with "auto" it moves to the predicted path until events resume; with "events" the pool's silence is
+	// reported. Shorter falls back sooner when a publisher dies, but an idle engine (no traffic, no events)
+	// flips to predicted sooner too (harmless: its observed blocks stay, and its next events bring it back).
+	EventsSilenceAfter Duration `json:"eventsSilenceAfter"`
+	// UnmatchedAlarmAfter is how many requests in a row routed to an endpoint on the events path must find
+	// their first block missing from its view before kvpick_kv_events_unmatched fires (default 8): one miss is
+	// an eviction or a prompt shorter than a block, a run of them a hashing disagreement (block size,
+	// tokenizer, model or adapter seed). Lower alarms sooner and more often by chance.
+	UnmatchedAlarmAfter int `json:"unmatchedAlarmAfter"`
+	// UnmatchedProbeSettle is how long a routed request has to reach its engine's cache before its first block
+	// is looked up for that alarm (default 2s). Longer than a typical prefill, or slow prefills count as misses.
+	UnmatchedProbeSettle Duration `json:"unmatchedProbeSettle"`
+	// BlockSize is the token block size when an endpoint does not report one (default 16). An endpoint's own
+	// size comes from its KV events' block_size, else its configured or scraped capacity (vLLM
+	// cache_config_info block_size, SGLang page_size); a request is hashed once per distinct size in the pool.
 	BlockSize int `json:"blockSize"`
 	// PredictedTTL expires predicted entries (default 120s). Longer keeps
 	// affinity for slower-returning prefixes but predicts blocks the engine evicted.
@@ -227,10 +269,10 @@ type KV struct {
 	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).
 	ActiveWorkTTL Duration `json:"activeWorkTTL"`
 	// Tokenizer turns prompts into the tokens that are hashed into blocks:
-	//   - "bytes" (default with observation "predicted"): 4 bytes of text per token, so a block is 64 bytes. The
+	//   - "bytes" (default with observation "predicted"; refused with "events" and "auto"): 4 bytes of text per token, so a block is 64 bytes. The
 	//     predicted index only holds this picker's own chains, so block boundaries need not be the engine's;
 	//     tokenizing 32 KB costs under a microsecond instead of tens. Token counts are estimated as bytes/4.
-	//   - "approximate" (default with observation "events"): the vocabulary-free splitter modelsim also uses;
+	//   - "approximate" (default with observation "events" and "auto"): the vocabulary-free splitter modelsim also uses;
 	//     needed to match an engine's KV events, which hash real token ids.
 	//   - "remote": the model server's /tokenize (exact, one HTTP call per request on the decision path).
 	Tokenizer string `json:"tokenizer"`

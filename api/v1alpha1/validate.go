@@ -134,6 +134,9 @@ func (a *Admission) validate(p *problems) {
 	if a.QueueThreshold != nil && !(*a.QueueThreshold >= 0) {
 		p.add("admission.queueThreshold", "must not be negative (0 queues while every endpoint has any prefill; omit it to turn queueing off)")
 	}
+	if !contains(QueuePolicies, a.QueuePolicy) {
+		p.add("admission.queuePolicy", "must be one of %v, got %q", QueuePolicies, a.QueuePolicy)
+	}
 	if a.MaxQueueLength < 1 {
 		p.add("admission.maxQueueLength", "must be at least 1")
 	}
@@ -143,8 +146,17 @@ func (a *Admission) validate(p *problems) {
 }
 
 func (k *KV) validate(p *problems) {
-	if k.Observation != ObservePredicted && k.Observation != ObserveEvents {
-		p.add("kv.observation", "must be %q or %q, got %q", ObservePredicted, ObserveEvents, k.Observation)
+	if !slices.Contains(Observations, k.Observation) {
+		p.add("kv.observation", "must be one of %v, got %q", Observations, k.Observation)
+	}
+	if k.EventsSilenceAfter.Duration <= 0 {
+		p.add("kv.eventsSilenceAfter", "must be positive")
+	}
+	if k.UnmatchedAlarmAfter < 1 {
+		p.add("kv.unmatchedAlarmAfter", "must be at least 1, got %d", k.UnmatchedAlarmAfter)
+	}
+	if k.UnmatchedProbeSettle.Duration <= 0 {
+		p.add("kv.unmatchedProbeSettle", "must be positive")
 	}
 	if k.BlockSize < 1 || k.BlockSize > 4096 {
 		p.add("kv.blockSize", "must be between 1 and 4096, got %d", k.BlockSize)
@@ -164,9 +176,9 @@ func (k *KV) validate(p *problems) {
 	if !slices.Contains(Tokenizers, k.Tokenizer) {
 		p.add("kv.tokenizer", "must be one of %v, got %q", Tokenizers, k.Tokenizer)
 	}
-	if k.Tokenizer == TokenizerBytes && k.Observation == ObserveEvents {
-		p.add("kv.tokenizer", "%q cannot match KV events, which hash the engine's token ids: use %q or %q with observation %q",
-			TokenizerBytes, TokenizerApproximate, TokenizerRemote, ObserveEvents)
+	if k.Tokenizer == TokenizerBytes && k.Observation != ObservePredicted {
+		p.add("kv.tokenizer", "%q cannot match KV events, which hash the engine's token ids: use %q or %q with observation %q, or set observation %q",
+			TokenizerBytes, TokenizerApproximate, TokenizerRemote, k.Observation, ObservePredicted)
 	}
 	if k.TokenizerTimeout.Duration <= 0 {
 		p.add("kv.tokenizerTimeout", "must be positive")

@@ -70,8 +70,10 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 	}
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, notify)
 	var feed *kvfeed.Feed
-	if cfg.KV.Observation == v1.ObserveEvents {
-		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool})
+	if cfg.KV.Observation != v1.ObservePredicted {
+		feed = kvfeed.New(kvfeed.Options{Set: set, Index: index, Log: log.WithName("kvfeed"), Pool: o.pool,
+			Auto: cfg.KV.Observation == v1.ObserveAuto, SilenceAfter: cfg.KV.EventsSilenceAfter.Duration,
+			UnmatchedAfter: cfg.KV.UnmatchedAlarmAfter, ProbeSettle: cfg.KV.UnmatchedProbeSettle.Duration})
 	}
 	core, err := pe.core(cfg, set, index, active, log)
 	if err != nil {

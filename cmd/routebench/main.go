@@ -42,6 +42,8 @@ type options struct {
 	eventsDelay    time.Duration
 	scrapeInterval time.Duration
 	queueThreshold float64
+	queuePolicy    string
+	kvQueueThresh  string
 	overlapWeight  float64
 	costModel      string
 	decodeWeight   float64
@@ -63,6 +65,7 @@ type options struct {
 	page           string
 	pageOnly       bool
 	markdown       bool
+	records        bool
 	live           string
 	replicas       int
 	replicaSync    string
@@ -105,6 +108,8 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.DurationVar(&o.eventsDelay, "events-delay", 50*time.Millisecond, "delay of KV events from engine to picker (kv-observed)")
 	fs.DurationVar(&o.scrapeInterval, "scrape-interval", 100*time.Millisecond, "metrics scrape interval")
 	fs.Float64Var(&o.queueThreshold, "queue-threshold", 0.8, "kv+queue admission threshold")
+	fs.StringVar(&o.queuePolicy, "queue-policy", "", "admission.queuePolicy of the kv policies: fcfs or wspt (empty: the default)")
+	fs.StringVar(&o.kvQueueThresh, "kv-queue-threshold", "", "admission.queueThreshold of kv and kv-observed: a fraction, or off (empty: the default)")
 	fs.Float64Var(&o.overlapWeight, "kv-overlap-weight", 0, "router.kvCost.overlapWeight of the kv policies (0: the default, 1.0)")
 	fs.StringVar(&o.costModel, "kv-cost-model", "", "router.kvCost.model of the kv policies: time or blocks (empty: the default, time)")
 	fs.Float64Var(&o.decodeWeight, "kv-decode-weight", -1, "router.kvCost.decodeWeight of the kv policies (negative: the default)")
@@ -124,6 +129,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.StringVar(&o.plotFormat, "plot-format", "png", "plot file format: png or svg")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.page, "html", "", `write a page with every report's tables and figures in -out here (default: -out/index.html; "off": none)`)
+	fs.BoolVar(&o.records, "records", false, "also write every request's record (NAME-records.csv in -out): arrival, dispatch, first token, class, endpoint")
 	fs.BoolVar(&o.markdown, "markdown", false, "also write each report as a Markdown table (NAME.md in -out), the README's form")
 	fs.BoolVar(&o.pageOnly, "html-only", false, "only rebuild the -html page from the reports already in -out (no simulation)")
 	fs.StringVar(&o.live, "live", "", "a text file shown as the page's last section (the demo's live run)")

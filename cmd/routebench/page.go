@@ -8,8 +8,8 @@ var reportNotes = map[string]string{
 		"prefix after its first use on each, any policy reaches the workload's upper bound. kv wins on where the " +
 		"work goes (a request lands where its uncached prefill is cheapest), not on how many prefixes hit.",
 	"brief-import": "The same load plus 30 unrelated 12,000-token documents arriving within 5 seconds at t = 120 s. " +
-		"The figure shows prompt tokens waiting for prefill around that burst: kv+queue holds the surge in the " +
-		"picker's queue instead of the engines'.",
+		"The figure shows prompt tokens waiting for prefill around that burst: kv (whose defaults queue) and " +
+		"kv+queue hold the surge in the picker's queue instead of the engines', where short requests pass the documents.",
 }
 
 var pageTemplate = template.Must(template.New("index").Parse(`<!doctype html>

@@ -109,6 +109,12 @@ func (r *report) write(o *options) error {
 	if err := r.writeJSON(paths[1], o); err != nil {
 		return err
 	}
+	if o.records {
+		paths = append(paths, base+"-records.csv")
+		if err := r.writeRecords(base + "-records.csv"); err != nil {
+			return err
+		}
+	}
 	if !o.noPlots {
 		plots, err := writePlots(base, o.plotFormat, r)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,11 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
-	specs, err := fleetsim.Standard(splitList(o.policies), policyOptions(o))
+	po, err := policyOptions(o)
+	if err != nil {
+		return err
+	}
+	specs, err := fleetsim.Standard(splitList(o.policies), po)
 	if err != nil {
 		return err
 	}
@@ -155,9 +160,31 @@ func runOne(o *options, rep report, fleet fleetsim.Config, w *workload.Workload,
 	return results, nil
 }
 
+// kvQueueThreshold parses -kv-queue-threshold: nil for the default, -1 for off.
+func kvQueueThreshold(raw string) (*float64, error) {
+	switch raw {
+	case "":
+		return nil, nil
+	case "off":
+		v := -1.0
+		return &v, nil
+	}
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil || v < 0 {
+		return nil, fmt.Errorf("-kv-queue-threshold: want a fraction >= 0 or off, got %q", raw)
+	}
+	return &v, nil
+}
+
 // policyOptions maps the kv flags onto the standard policies' options.
-func policyOptions(o *options) fleetsim.Options {
-	po := fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight, CostModel: o.costModel}
+func policyOptions(o *options) (fleetsim.Options, error) {
+	po := fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight, CostModel: o.costModel,
+		QueuePolicy: o.queuePolicy}
+	t, err := kvQueueThreshold(o.kvQueueThresh)
+	if err != nil {
+		return po, err
+	}
+	po.KVQueueThreshold = t
 	if o.decodeWeight >= 0 {
 		po.DecodeWeight = &o.decodeWeight
 	}
@@ -167,7 +194,7 @@ func policyOptions(o *options) fleetsim.Options {
 	if o.balanceBound >= 0 {
 		po.BalanceBound = &o.balanceBound
 	}
-	return po
+	return po, nil
 }
 
 // replicasNote says how many picker replicas each policy ran as ("" for one).

@@ -29,6 +29,12 @@ type Options struct {
 	MaxWait time.Duration
 	// Pool labels the Queue's metrics; Core ignores it.
 	Pool string
+	// Order is the release order within a priority: v1.QueueFCFS (arrival
+	// order, the default) or v1.QueueWSPT (least Work first, arrival order
+	// among work of one size class: Smith's rule with equal weights, which
+	// minimises the mean wait; a long prompt waits while short ones keep
+	// the fleet full, up to MaxWait).
+	Order string
 }
 
 func (o Options) withDefaults() Options {
@@ -37,6 +43,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = defaults.MaxQueueWait.Duration
+	}
+	if o.Order == "" {
+		o.Order = defaults.QueuePolicy
 	}
 	return o
 }
@@ -57,6 +66,8 @@ type Core[T any] struct {
 	tokens int
 	seq    uint64
 	last   time.Time // latest push time, to keep each level's FIFO in time order
+	// scratch holds one level's items in release order during Release.
+	scratch []*Item[T]
 }
 
 // NewCore returns an empty queue with o's limits (defaults for zero fields).
@@ -141,6 +152,7 @@ func (c *Core[T]) insert(it *Item[T], now time.Time) {
 	it.owner, it.seq, it.enqueued = c, c.seq, now
 	it.deadline = now.Add(c.opts.MaxWait)
 	it.tokens = max(it.ISLTokens, 0)
+	it.class = workClass(it.work())
 	c.levelFor(it.Priority).append(it)
 	c.n++
 	c.tokens += it.tokens

@@ -11,6 +11,9 @@ type Item[T any] struct {
 	Priority int
 	// ISLTokens is the prompt length, summed into the pending-tokens gauge.
 	ISLTokens int
+	// Work is the request's prefill work (its prompt tokens no endpoint
+	// holds cached), the wspt order's key; 0 means ISLTokens.
+	Work int
 	// Value is the caller's payload (e.g. the request); the queue never reads it.
 	Value T
 
@@ -20,6 +23,7 @@ type Item[T any] struct {
 	next     *Item[T]
 	seq      uint64
 	tokens   int // ISLTokens as counted at Push, so later edits cannot skew the sum
+	class    int // workClass of the work at Push: the wspt order's key
 	enqueued time.Time
 	deadline time.Time
 	wake     chan error // set by Queue for a blocked Admit; nil in Core-only use
@@ -34,6 +38,14 @@ func (it *Item[T]) EnqueuedAt() time.Time { return it.enqueued }
 
 // Deadline is the time after which the last push expires (EnqueuedAt + MaxWait).
 func (it *Item[T]) Deadline() time.Time { return it.deadline }
+
+// work is the wspt key: Work, or the prompt length when Work is unset.
+func (it *Item[T]) work() int {
+	if it.Work > 0 {
+		return it.Work
+	}
+	return it.tokens
+}
 
 // level is the FIFO of all queued items of one priority: a doubly linked list,
 // so that append, unlink and in-order walks are all O(1) per item.

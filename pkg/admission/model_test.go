@@ -108,7 +108,7 @@ func coreState(c *Core[string]) string {
 // returns the Core's trace; it fails t on the first divergence.
 func runOps(t testing.TB, ops []byte) string {
 	const maxLen = 6
-	c := NewCore[string](Options{MaxLength: maxLen, MaxWait: 50 * time.Millisecond})
+	c := NewCore[string](Options{MaxLength: maxLen, MaxWait: 50 * time.Millisecond, Order: "fcfs"}) // the model is FIFO
 	m := &model{max: maxLen, wait: 50 * time.Millisecond}
 	byName := map[string]*Item[string]{}
 	var trace strings.Builder

@@ -1,9 +1,17 @@
 package admission
 
-import "time"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
 
-// Release removes and returns, in priority order then FIFO, every queued item
-// for which canDispatch returns true. An item that cannot go does not hold back
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+)
+
+// Release removes and returns, in priority order then the queue's Order
+// (FIFO, or least Work first for wspt), every queued item for which
+// canDispatch returns true. An item that cannot go does not hold back
 // a later one that can (no head-of-line blocking). Items already past their
 // deadline at now are skipped and left for Expire, so a timeout never becomes a
 // late dispatch.
@@ -20,15 +28,14 @@ func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Ite
 	}
 	var out []*Item[T]
 	for _, l := range c.levels {
-		for it := l.head; it != nil; {
-			next := it.next
+		for _, it := range c.ordered(l) {
 			if now.Before(it.deadline) && canDispatch(it) {
 				c.unlink(it)
 				out = append(out, it)
 			}
-			it = next
 		}
 	}
+	clear(c.scratch) // keep no pointers to items that left
 	if out != nil {
 		c.compact()
 	}
@@ -94,3 +101,24 @@ func (c *Core[T]) NextDeadline() (time.Time, bool) {
 	}
 	return next, found
 }
+
+// ordered lists l's items in release order. The level stays a FIFO (expiry
+// walks it from the head); wspt sorts a copy by work class, then arrival.
+func (c *Core[T]) ordered(l *level[T]) []*Item[T] {
+	items := c.scratch[:0]
+	for it := l.head; it != nil; it = it.next {
+		items = append(items, it)
+	}
+	c.scratch = items
+	if c.opts.Order == v1.QueueWSPT {
+		slices.SortStableFunc(items, func(a, b *Item[T]) int { return cmp.Compare(a.class, b.class) })
+	}
+	return items
+}
+
+// workClass buckets prefill work in half-octaves (a factor of about 1.41):
+// work within one class is treated as equal and served in arrival order.
+// Token counts are estimates (an approximate tokenizer, a cache that moved),
+// so strict shortest-first would let a document estimated a few tokens
+// shorter pass an older one again and again until it times out.
+func workClass(work int) int { return int(math.Floor(2 * math.Log2(float64(max(work, 1))))) }

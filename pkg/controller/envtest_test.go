@@ -41,6 +41,7 @@ func TestKubernetes(t *testing.T) {
 	k := &kenv{cfg: cfg, c: c}
 	t.Run("PoolFollowsPods", k.testPoolFollowsPods)
 	t.Run("PoolLess", k.testPoolLess)
+	t.Run("WorkerIDAnnotation", k.testWorkerIDAnnotation)
 	t.Run("Objectives", k.testObjectives)
 	t.Run("APIServerOutage", k.testOutage)
 	t.Run("LeaderElection", k.testLeaderElection)

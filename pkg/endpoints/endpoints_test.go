@@ -114,11 +114,15 @@ func TestWatchFileReloadsAndKeepsOnError(t *testing.T) {
 	go src.Watch(ctx, 5*time.Millisecond, logr.Discard())
 	write("endpoints:\n- {address: 127.0.0.1, port: 1}\n- {address: 127.0.0.1, port: 2}\n")
 	waitFor(t, func() bool { return len(s.Snapshot().List) == 2 })
-	write("endpoints:\n- {address: nope, port: 1}\n")
-	time.Sleep(50 * time.Millisecond)
-	if len(s.Snapshot().List) != 2 {
-		t.Fatalf("bad file replaced the set: %d endpoints", len(s.Snapshot().List))
+	for _, bad := range []string{"endpoints:\n- {address: nope, port: 1}\n", "", " \n"} {
+		write(bad)
+		time.Sleep(50 * time.Millisecond)
+		if len(s.Snapshot().List) != 2 {
+			t.Fatalf("file %q replaced the set: %d endpoints", bad, len(s.Snapshot().List))
+		}
 	}
+	write("endpoints: []\n") // none, said explicitly
+	waitFor(t, func() bool { return len(s.Snapshot().List) == 0 })
 }
 
 func waitFor(t *testing.T, cond func() bool) {

@@ -63,6 +63,11 @@ func (f *FileSource) Load() error {
 		return fmt.Errorf("read endpoints file: %w", err)
 	}
 	f.last = data
+	if len(bytes.TrimSpace(data)) == 0 {
+		// What a writer leaves between truncating and writing: never a fleet
+		// of zero (that is spelled "endpoints: []").
+		return fmt.Errorf("%s: the endpoints file is empty (caught mid-write?); write \"endpoints: []\" to route to none", f.path)
+	}
 	eps, err := ParseFile(data)
 	if err == nil {
 		err = f.set.Replace(eps)

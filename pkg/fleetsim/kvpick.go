@@ -63,7 +63,9 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	active := activework.New(cfg.KV.ActiveWorkTTL.Duration, nil)
 	k := &kvpick{cfg: cfg, active: active}
 	if cfg.KV.Observation == v1.ObserveEvents {
-		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name})
+		k.feed = kvfeed.New(kvfeed.Options{Set: env.Set, Index: ix, Now: env.Now, Log: logr.Discard(), Pool: name,
+			SilenceAfter:   cfg.KV.EventsSilenceAfter.Duration,
+			UnmatchedAfter: cfg.KV.UnmatchedAlarmAfter, ProbeSettle: cfg.KV.UnmatchedProbeSettle.Duration})
 	}
 	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
 	if env.Bus != nil {
@@ -115,8 +117,12 @@ func (k *kvpick) Admission() *admission.Options {
 	if k.cfg.Admission.QueueThreshold == nil {
 		return nil
 	}
-	return &admission.Options{MaxLength: k.cfg.Admission.MaxQueueLength, MaxWait: k.cfg.Admission.MaxQueueWait.Duration}
+	return &admission.Options{MaxLength: k.cfg.Admission.MaxQueueLength, MaxWait: k.cfg.Admission.MaxQueueWait.Duration,
+		Order: k.cfg.Admission.QueuePolicy}
 }
+
+// PrefillWork is the wspt queue order's key for p (see router.PrefillWork).
+func (k *kvpick) PrefillWork(p Pending) int { return k.r.PrefillWork(p.(kvPending).p) }
 
 func (k *kvpick) Admissible(p Pending) bool { return k.r.Admissible(p.(kvPending).p) }
 

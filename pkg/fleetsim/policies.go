@@ -40,6 +40,12 @@ type Options struct {
 	DecodeWeight  *float64
 	PrefillWeight *float64
 	BalanceBound  *time.Duration
+	// QueuePolicy, when set, overrides admission.queuePolicy in the kv
+	// policies; KVQueueThreshold, when set, overrides admission.queueThreshold
+	// in kv and kv-observed (kv+queue keeps QueueThreshold); negative turns
+	// their queue off.
+	QueuePolicy      string
+	KVQueueThreshold *float64
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -73,19 +79,27 @@ func standard(name string, o Options) (Spec, bool) {
 			if o.BalanceBound != nil {
 				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}
+			c.Admission.QueuePolicy = o.QueuePolicy
+			if t := o.KVQueueThreshold; t != nil {
+				on := *t >= 0
+				c.Admission.Queue = &on
+				if on {
+					c.Admission.QueueThreshold = t
+				}
+			}
 			mut(c)
 		})
 	}
 	switch name {
 	case PolicyRoundRobin, PolicyRandom, PolicyLeastLoaded, PolicyPowerOfTwo:
 		return mode(name), true
-	case PolicyKV:
-		return kv(func(*v1.Config) {}), true
+	case PolicyKV: // the predicted path: the simulated engines publish events only for kv-observed
+		return kv(func(c *v1.Config) { c.KV.Observation = v1.ObservePredicted }), true
 	case PolicyKVObserved:
 		return kv(func(c *v1.Config) { c.KV.Observation = v1.ObserveEvents }), true
 	case PolicyKVQueue:
 		t := o.QueueThreshold
-		return kv(func(c *v1.Config) { c.Admission.QueueThreshold = &t }), true
+		return kv(func(c *v1.Config) { c.Admission.Queue, c.Admission.QueueThreshold = nil, &t }), true
 	case PolicyGAIE:
 		return GAIEDefault(name, GAIEOptions{}), true
 	case PolicyLeastQueue:

@@ -64,6 +64,12 @@ type Policy interface {
 	Tick(now time.Time)
 }
 
+// prefillWorker is a Policy whose admission queue orders by prefill work
+// (wspt): PrefillWork is p's prompt tokens no endpoint holds cached.
+type prefillWorker interface {
+	PrefillWork(p Pending) int
+}
+
 // Pending is a prepared request; only its policy reads it.
 type Pending interface {
 	// PromptTokens is the prompt length, for the queue's pending-token gauge.

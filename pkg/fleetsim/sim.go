@@ -202,6 +202,9 @@ func (s *sim) arrive() {
 
 func (s *sim) enqueue(q *queued) {
 	it := &admission.Item[*queued]{Priority: q.p.Priority(), ISLTokens: q.p.PromptTokens(), Value: q}
+	if w, ok := s.pol.(prefillWorker); ok {
+		it.Work = w.PrefillWork(q.p)
+	}
 	evicted, err := s.queue.Push(it, s.clock())
 	if err != nil {
 		s.reject(q.id, err)

@@ -149,7 +149,7 @@ func (r *reader) field(f *eventFields, name string) (err error) {
 	case fieldMetadata:
 		f.cacheSalt, err = r.metadata()
 	case fieldExtraKeys:
-		f.extraKeys, err = r.extraKeys()
+		f.extraKeys, err = r.extraKeys(f.loraName)
 	case fieldGroupIdx:
 		f.groupIdx, err = r.groupIdx()
 	case fieldSpecKind:

@@ -45,7 +45,7 @@ func (w *writer) storedArray(v BlockStored) {
 		n = 11
 	case v.GroupIdx != 0:
 		n = 10
-	case v.ExtraKeys != nil:
+	case v.ExtraKeys != nil || v.LoRAName != "":
 		n = 9
 	case v.LoRAName != "":
 		n = 8
@@ -53,7 +53,7 @@ func (w *writer) storedArray(v BlockStored) {
 	w.arrayLen(n)
 	w.str(TagBlockStored)
 	w.storedFields(v)
-	tail := []func(){func() { w.optStr(v.LoRAName) }, func() { w.extraKeys(v.ExtraKeys) },
+	tail := []func(){func() { w.optStr(v.LoRAName) }, func() { w.extraKeys(v.ExtraKeys, v.LoRAName, len(v.BlockHashes)) },
 		func() { w.int(v.GroupIdx) }, func() { w.optStr(v.SpecKind) }}
 	for _, f := range tail[:n-7] {
 		f()
@@ -79,19 +79,41 @@ func (w *writer) saltMap(salt string) {
 
 // extraKeys writes one entry per block: nil for 0, else the one-element tuple
 // [digest] (an engine's real keys are salts and multimodal hashes; any value
-// stands for them since the picker only compares digests).
-func (w *writer) extraKeys(ks []uint64) {
-	if ks == nil {
+// stands for them since the picker only compares digests). With an adapter,
+// every block's tuple starts with its name, as vLLM hashes LoRA blocks.
+func (w *writer) extraKeys(ks []uint64, lora string, blocks int) {
+	if ks == nil && lora == "" {
 		w.do(w.e.EncodeNil())
 		return
 	}
-	w.arrayLen(len(ks))
-	for _, k := range ks {
-		if k == 0 {
-			w.do(w.e.EncodeNil())
-			continue
+	n := len(ks)
+	if ks == nil {
+		n = blocks
+	}
+	w.arrayLen(n)
+	for i := 0; i < n; i++ {
+		var k uint64
+		if ks != nil {
+			k = ks[i]
 		}
+		w.blockKeys(k, lora)
+	}
+}
+
+// blockKeys writes one block's extra_keys entry.
+func (w *writer) blockKeys(k uint64, lora string) {
+	switch {
+	case k == 0 && lora == "":
+		w.do(w.e.EncodeNil())
+	case lora == "":
 		w.arrayLen(1)
+		w.uint(k)
+	case k == 0:
+		w.arrayLen(1)
+		w.str(lora)
+	default:
+		w.arrayLen(2)
+		w.str(lora)
 		w.uint(k)
 	}
 }
@@ -138,7 +160,7 @@ func (w *writer) storedMap(v BlockStored) {
 		key   string
 		write func()
 	}{
-		{v.ExtraKeys != nil, fieldExtraKeys, func() { w.extraKeys(v.ExtraKeys) }},
+		{v.ExtraKeys != nil || v.LoRAName != "", fieldExtraKeys, func() { w.extraKeys(v.ExtraKeys, v.LoRAName, len(v.BlockHashes)) }},
 		{v.GroupIdx != 0, fieldGroupIdx, func() { w.int(v.GroupIdx) }},
 		{v.SpecKind != "", fieldSpecKind, func() { w.str(v.SpecKind) }},
 		{v.CacheSalt != "", fieldMetadata, func() { w.saltMap(v.CacheSalt) }},

@@ -24,6 +24,11 @@ func FuzzDecode(f *testing.F) {
 		ExtraKeys: []uint64{9}, GroupIdx: 1, SpecKind: "full"}}}, EncodeOptions{Encoding: EncodingMixed, BytesHashes: true}); err == nil {
 		f.Add(p)
 	}
+	// vLLM's LoRA store: the adapter first in every block's extra_keys, one block also salted
+	if p, err := Encode(Batch{TS: 1, Events: []Event{BlockStored{BlockHashes: []uint64{1, 2}, TokenIDs: []uint32{1, 2}, BlockSize: 1,
+		LoRAName: "sql", ExtraKeys: []uint64{0, 5}}}}, EncodingMap); err == nil {
+		f.Add(p)
+	}
 	f.Fuzz(func(t *testing.T, p []byte) {
 		b, err := Decode(p)
 		if err != nil {

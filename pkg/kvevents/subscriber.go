@@ -132,7 +132,7 @@ func (s *Subscriber) session(ctx context.Context) (connected bool, err error) {
 	defer cancel()
 	sub := zmq4.NewSub(ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithDialerTimeout(dialTimeout))
 	defer sub.Close()
-	if err := sub.Dial(s.opts.Endpoint); err != nil {
+	if err := sub.Dial(subscribeAddr(s.opts.Endpoint)); err != nil {
 		return false, fmt.Errorf("dial: %w", err)
 	}
 	if err := sub.SetOption(zmq4.OptionSubscribe, s.opts.Topic); err != nil {

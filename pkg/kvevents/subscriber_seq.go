@@ -15,7 +15,7 @@ func (s *Subscriber) onMessage(ctx context.Context, frames [][]byte) {
 		return
 	}
 	seq := binary.BigEndian.Uint64(frames[1])
-	s.beforeLive(ctx, seq)
+	s.beforeLive(ctx, seq, frames[2])
 	s.fresh = false
 	if s.have && seq <= s.last {
 		s.update(func(st *SubscriberStats) { st.Duplicates++ })
@@ -27,12 +27,14 @@ func (s *Subscriber) onMessage(ctx context.Context, frames [][]byte) {
 
 // beforeLive brings tracking up to seq-1: catch-up on first contact, restart
 // detection, and gap recovery.
-func (s *Subscriber) beforeLive(ctx context.Context, seq uint64) {
+func (s *Subscriber) beforeLive(ctx context.Context, seq uint64, payload []byte) {
 	switch {
 	case !s.have:
 		// First contact: the engine may have been running for a while; its
 		// replay buffer is the best picture of its cache we can get.
 		s.recover(ctx, 0, seq, false)
+	case seq == s.last && markOf(payload) == s.lastMark:
+		// The batch last delivered, live after replay brought it: a duplicate.
 	case seq <= s.last && (s.fresh || (seq == 0 && !s.caughtUp)):
 		// A continuing publisher never goes back, so this one restarted with an
 		// empty cache (publisherChanged missed it: no replay). Say so, then

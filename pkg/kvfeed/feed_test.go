@@ -18,7 +18,7 @@ import (
 func TestEventsSilenceIsReported(t *testing.T) {
 	var lines []string
 	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
-	w := newSilenceWatch(time.Unix(1e6, 0))
+	w := newSilenceWatch(time.Unix(1e6, 0), time.Minute)
 	gauge := func() float64 {
 		mfs, _ := telemetry.Registry.Gather()
 		for _, mf := range mfs {

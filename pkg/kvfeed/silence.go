@@ -14,14 +14,15 @@ import (
 // that has silently become load-only is visible (metric and a log line).
 type silenceWatch struct {
 	start  time.Time
+	after  time.Duration // kv.eventsSilenceAfter
 	last   atomic.Int64
 	mu     sync.Mutex
 	silent bool
 }
 
-const silenceAfter = time.Minute
-
-func newSilenceWatch(start time.Time) *silenceWatch { return &silenceWatch{start: start} }
+func newSilenceWatch(start time.Time, after time.Duration) *silenceWatch {
+	return &silenceWatch{start: start, after: after}
+}
 
 func (w *silenceWatch) seen(now time.Time) { w.last.Store(now.UnixNano()) }
 
@@ -30,7 +31,7 @@ func (w *silenceWatch) check(now time.Time, pool string, log logr.Logger) {
 	if w.last.Load() == 0 {
 		last = w.start
 	}
-	silent := now.Sub(last) > silenceAfter
+	silent := now.Sub(last) > w.after
 	w.mu.Lock()
 	changed := silent != w.silent
 	w.silent = silent
@@ -40,8 +41,8 @@ func (w *silenceWatch) check(now time.Time, pool string, log logr.Logger) {
 	}
 	if silent {
 		telemetry.EventsSilent.WithLabelValues(pool).Set(1)
-		log.Info("WARNING: kv.observation is events but no KV event arrived in the last minute; kv routing is load-only until events flow",
-			"lastEvent", last)
+		log.Info("WARNING: kv.observation is events but no KV event arrived within kv.eventsSilenceAfter; kv routing is load-only until events flow",
+			"lastEvent", last, "eventsSilenceAfter", w.after)
 		return
 	}
 	telemetry.EventsSilent.WithLabelValues(pool).Set(0)

@@ -61,3 +61,15 @@ func link(p, x uint64) uint64 {
 	h ^= h >> 33
 	return h
 }
+
+// ChainSeed is the one seeding rule of requests and engine events: a LoRA
+// request's blocks are seeded with its adapter alone (vLLM folds the adapter
+// name into every block hash; the request names the adapter as its model and
+// an event names it as lora_name, while the base model is known to neither
+// side alike), a base-model request's with its model; the cache salt always.
+func ChainSeed(model, lora, cacheSalt string) uint64 {
+	if lora != "" {
+		model = ""
+	}
+	return Seed(model, lora, cacheSalt)
+}

@@ -38,3 +38,16 @@ func (r *Router) unreserve(p *Prepared) {
 		r.gate.Release(p)
 	}
 }
+
+// PrefillWork is p's prompt tokens that no endpoint holds cached, per the
+// index: the wspt queue order's key (Dynamo's new_tokens: the prompt less
+// its best overlap).
+func (r *Router) PrefillWork(p *Prepared) int {
+	best := 0
+	if len(p.IndexChain) > 0 {
+		for _, o := range r.deps.Index.MatchCredited(p.IndexChain, r.deps.Now(), r.tiers, nil) {
+			best = max(best, o.Blocks*r.stride)
+		}
+	}
+	return max(p.Req.PromptTokens-best*p.Req.BlockSize, 1)
+}

@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -21,17 +22,40 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 	for _, e := range snap.List {
 		cands = append(cands, scheduler.Candidate{Entry: e, Load: e.Load(), Capacity: e.Capacity(), Active: r.deps.Active.Counts(e.Key())})
 	}
-	if len(p.IndexChain) > 0 {
+	if len(p.IndexChain) > 0 || len(p.sized) > 0 {
 		start := time.Now()
-		for _, o := range r.deps.Index.MatchCredited(p.IndexChain, r.deps.Now(), r.tiers, nil) {
-			if i, ok := snap.Index(o.Endpoint); ok {
-				cands[i].CachedBlocks = o.Blocks * r.stride
-			}
+		r.credit(p, snap, cands, p.Req.BlockSize, p.IndexChain)
+		for _, c := range p.sized {
+			r.credit(p, snap, cands, c.size, c.chain)
 		}
 		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
 	}
 	r.fillRates(cands)
+	if p.Req.NewSession {
+		r.sessionLoad(cands)
+	}
 	return cands
+}
+
+// credit sets the cached prefix of every candidate whose view is hashed at
+// size from chain's matches, in blocks of p.Req.BlockSize (rounded down).
+func (r *Router) credit(p *Prepared, snap *endpoints.Snapshot, cands []scheduler.Candidate, size int, chain []uint64) {
+	if len(chain) == 0 {
+		return
+	}
+	for _, o := range r.deps.Index.MatchCredited(chain, r.deps.Now(), r.tiers, nil) {
+		if i, ok := snap.Index(o.Endpoint); ok && p.viewSize(o.Endpoint) == size {
+			cands[i].CachedBlocks = o.Blocks * r.stride * size / p.Req.BlockSize
+		}
+	}
+}
+
+// viewSize is the block size endpoint's view is hashed at for p.
+func (p *Prepared) viewSize(endpoint string) int {
+	if p.view == nil {
+		return p.Req.BlockSize
+	}
+	return p.view.size(endpoint, p.Req.BlockSize)
 }
 
 // candBufs recycles candidate lists: one per decision, 100 endpoints make
@@ -89,7 +113,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	d.expect = r.expect(p, primary, now)
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.unreserve(p)
-	if chain := r.predictedChain(p); chain != nil {
+	if chain := r.predictedChain(p, d.primary); chain != nil {
 		r.deps.Index.RecordPredicted(d.primary, chain, now)
 	}
 	if log := r.deps.Log.V(2); log.Enabled() { // v1 is the transport's "routed" line
@@ -118,10 +142,13 @@ func (r *Router) commit(d *Decision) {
 	d.handle.Hold()
 	if r.deps.Sync != nil {
 		d.syncID = r.syncIDs.Add(1)
-		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), r.predictedChain(p))
+		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), r.predictedChain(p, d.primary))
 	}
 	if p.Session != "" {
 		r.sessions.set(p.Session, d.primary, now)
+	}
+	if chain := p.chainFor(d.primary); r.deps.Events != nil && len(chain) > 0 {
+		r.deps.Events.Probe(d.primary, chain[0], now)
 	}
 	if p.Req.Blocks > 0 {
 		telemetry.KVHitRatio.WithLabelValues(r.deps.Pool, r.cfg.KV.Observation).
@@ -130,11 +157,12 @@ func (r *Router) commit(d *Decision) {
 	r.publishActive(d.primary)
 }
 
-// predictedChain is what choosing records as p's predicted prefix on its
-// primary: its index chain on the predicted path, nil on the events path.
-func (r *Router) predictedChain(p *Prepared) []uint64 {
-	if r.cfg.KV.Observation == v1.ObservePredicted && len(p.IndexChain) > 0 {
-		return p.IndexChain
+// predictedChain is what choosing records as p's predicted prefix on
+// endpoint: its index chain at the endpoint's block size while the endpoint
+// is on the predicted path, nil while its engine reports by events.
+func (r *Router) predictedChain(p *Prepared, endpoint string) []uint64 {
+	if chain := p.chainFor(endpoint); len(chain) > 0 && r.predicts(endpoint) {
+		return chain
 	}
 	return nil
 }
@@ -156,10 +184,53 @@ func (r *Router) publishActive(endpoint string) {
 
 // cachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.
 func (r *Router) cachedBlocksOn(p *Prepared, endpoint string) int {
-	for _, o := range r.deps.Index.MatchCredited(p.IndexChain, r.deps.Now(), r.tiers, nil) {
+	chain := p.chainFor(endpoint)
+	if len(chain) == 0 {
+		return 0
+	}
+	for _, o := range r.deps.Index.MatchCredited(chain, r.deps.Now(), r.tiers, nil) {
 		if o.Endpoint == endpoint {
-			return o.Blocks * r.stride
+			return o.Blocks * r.stride * p.viewSize(endpoint) / p.Req.BlockSize
 		}
 	}
 	return 0
+}
+
+// predicts reports whether the picker records its own decisions for
+// endpoint: always on the predicted path, never on the events path, and with
+// "auto" while the endpoint publishes no events.
+func (r *Router) predicts(endpoint string) bool {
+	switch r.cfg.KV.Observation {
+	case v1.ObservePredicted:
+		return true
+	case v1.ObserveEvents:
+		return false
+	}
+	return r.deps.Events == nil || !r.deps.Events.OnEvents(endpoint)
+}
+
+// sessionLoad gives each candidate the running requests its pinned sessions
+// are expected to keep there: its pins times the pool's running requests
+// per pin. Pinned sessions between turns run nothing now but will send
+// their next turns to the same endpoint, so a new session placed by the
+// current load alone crowds onto endpoints whose sessions happen to think.
+func (r *Router) sessionLoad(cands []scheduler.Candidate) {
+	r.sessionLoadBy(cands, func(i int) string { return cands[i].Key() })
+}
+
+// sessionLoadBy is sessionLoad with the candidates' keys given by key.
+func (r *Router) sessionLoadBy(cands []scheduler.Candidate, key func(int) string) {
+	pins, running := 0, 0
+	for i := range cands {
+		cands[i].Sessions = r.sessions.count(key(i))
+		pins += cands[i].Sessions
+		running += cands[i].Active.Requests
+	}
+	if pins == 0 {
+		return
+	}
+	perPin := float64(running) / float64(pins)
+	for i := range cands {
+		cands[i].SessionRunning = float64(cands[i].Sessions) * perPin
+	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -26,6 +27,9 @@ func (r *Router) watchMembership() {
 		next := make(map[string]bool, len(s.List))
 		for _, e := range s.List {
 			next[e.Key()] = true
+			if !m.known[e.Key()] {
+				r.trackPath(e.Key())
+			}
 			if n := e.Capacity().IndexEntries(r.stride); n > 0 {
 				r.deps.Index.SetCapacity(e.Key(), n)
 			}
@@ -35,6 +39,7 @@ func (r *Router) watchMembership() {
 				r.deps.Index.RemoveEndpoint(key)
 				r.deps.Active.Forget(key)
 				r.rates.learner.Forget(key)
+				r.forgetPath(key)
 				telemetry.CompatForgetWorker(key)
 				for _, g := range []*prometheus.GaugeVec{telemetry.ActivePrefillTokens, telemetry.ActiveDecodeBlocks, telemetry.ActiveRequests} {
 					g.DeleteLabelValues(key)
@@ -45,4 +50,22 @@ func (r *Router) watchMembership() {
 	}
 	r.deps.Set.OnChange(sync)
 	sync(r.deps.Set.Snapshot())
+}
+
+// trackPath publishes a new endpoint's observation path gauge.
+func (r *Router) trackPath(key string) {
+	if r.deps.Events != nil {
+		r.deps.Events.Track(key)
+		return
+	}
+	telemetry.SetEndpointPath(r.deps.Pool, key, r.cfg.KV.Observation == v1.ObserveEvents)
+}
+
+// forgetPath drops what the feed and the gauges hold for a departed endpoint.
+func (r *Router) forgetPath(key string) {
+	if r.deps.Events != nil {
+		r.deps.Events.Forget(key)
+		return
+	}
+	telemetry.ForgetEndpointPath(r.deps.Pool, key)
 }

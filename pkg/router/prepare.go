@@ -31,6 +31,10 @@ type Prepared struct {
 	Session    string
 	MaxTokens  int
 	Model      string
+	// view is the block size of each endpoint's prefix view (nil: kv.blockSize for all),
+	// sized the prompt's chains at the view's other sizes.
+	view  *sizeView
+	sized []sizedChain
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.
@@ -68,9 +72,12 @@ func (r *Router) Prepare(ctx context.Context, in *route.Input) (*Prepared, error
 	}
 	start := time.Now()
 	p.Req.PromptTokens = len(tokens)
-	p.Chain = kvindex.BlockHashes(make([]uint64, 0, len(tokens)/p.Req.BlockSize), kvindex.Seed(req.Model, p.Req.LoRA, req.CacheSalt), tokens, p.Req.BlockSize)
+	seed := kvindex.ChainSeed(req.Model, r.hashAdapter(p), req.CacheSalt)
+	p.Chain = kvindex.BlockHashes(make([]uint64, 0, len(tokens)/p.Req.BlockSize), seed, tokens, p.Req.BlockSize)
 	p.Req.Blocks = len(p.Chain)
 	p.IndexChain = sampleChain(p.Chain, r.stride)
+	p.view = r.blockSizes()
+	p.sized = hashSized(p.view, seed, tokens)
 	telemetry.DecisionStage.WithLabelValues("hash").Observe(time.Since(start).Seconds())
 	return p, nil
 }
@@ -82,6 +89,19 @@ func (r *Router) priority(h map[string]string) int {
 		return 0
 	}
 	return (*r.objectives.Load())[name]
+}
+
+// hashAdapter is the adapter p's blocks are seeded with: its model when that
+// names an adapter some endpoint serves, whether or not LoRA routing is on
+// (the engine folds the adapter into its blocks either way).
+func (r *Router) hashAdapter(p *Prepared) string {
+	if p.Req.LoRA != "" || r.cfg.Router.LoRA.Enabled {
+		return p.Req.LoRA
+	}
+	if r.isAdapter(p.Model) {
+		return p.Model
+	}
+	return ""
 }
 
 func (r *Router) isAdapter(model string) bool {

@@ -42,8 +42,10 @@ type Deps struct {
 	Now func() time.Time
 	// Pool labels metrics.
 	Pool string
-	// Events is the KV-event feed on the events path (nil otherwise): Tick
-	// runs its silence watch.
+	// Events is the KV-event feed with kv.observation "events" or "auto" (nil
+	// otherwise, or in a simulator without engine events): it says which
+	// endpoints are on the events path and at which block size; Tick runs its
+	// upkeep.
 	Events *kvfeed.Feed
 	// Sync hears about each committed decision's lifecycle, for peer
 	// replicas (nil: replica sync off). If it also has Tick(time.Time),
@@ -66,6 +68,10 @@ type Router struct {
 	objectives atomic.Pointer[map[string]int]
 	// syncIDs numbers committed decisions for Deps.Sync (ids start at 1).
 	syncIDs atomic.Uint64
+	// sizes caches each endpoint's block size (see blocksize.go); tickGen
+	// invalidates it once per Tick, for sizes learnt from scraping.
+	sizes   atomic.Pointer[sizeView]
+	tickGen atomic.Uint64
 }
 
 // New builds a router for a validated, defaulted config.
@@ -100,7 +106,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	if cfg.Admission.QueueThreshold != nil {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
-			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool}, r.canDispatch)
+			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool, Order: cfg.Admission.QueuePolicy}, r.canDispatch)
 	}
 	telemetry.StartPool(d.Pool, cfg.KV.Observation)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
@@ -161,6 +167,9 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 	}
 	start := r.deps.Now()
 	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
+	if r.cfg.Admission.QueuePolicy == v1.QueueWSPT {
+		item.Work = r.PrefillWork(p)
+	}
 	err := r.queue.Admit(ctx, item)
 	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
 	if err != nil && ctx.Err() != nil {
@@ -200,7 +209,7 @@ func (r *Router) Tick(now time.Time) {
 		r.deps.Log.Info("freed orphaned active work", "requests", n)
 	}
 	telemetry.SessionPins.Set(float64(r.sessions.expire(now)))
-	if r.deps.Events != nil && r.cfg.KV.Observation == v1.ObserveEvents {
+	if r.deps.Events != nil {
 		r.deps.Events.Check(now)
 	}
 	if t, ok := r.deps.Sync.(interface{ Tick(time.Time) }); ok {
@@ -211,4 +220,5 @@ func (r *Router) Tick(now time.Time) {
 	for _, e := range r.deps.Set.Snapshot().List {
 		r.publishActive(e.Key())
 	}
+	r.tickGen.Add(1)
 }

@@ -45,6 +45,7 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config), epMut ...func(int, *e
 	t.Helper()
 	cfg := &v1.Config{} // defaults after the caller's settings, as a config file gets them
 	cfg.Router.Seed = 1
+	cfg.KV.Observation = v1.ObservePredicted // most tests here are about the predicted path; auto's set it
 	if mut != nil {
 		mut(cfg)
 	}
@@ -70,7 +71,8 @@ func newFixture(t testing.TB, n int, mut func(*v1.Config), epMut ...func(int, *e
 			r.Notify()
 		}
 	})
-	f.feed = kvfeed.New(kvfeed.Options{Set: f.set, Index: f.index, Log: logr.Discard(), Now: f.clock})
+	f.feed = kvfeed.New(kvfeed.Options{Set: f.set, Index: f.index, Log: logr.Discard(), Now: f.clock,
+		Auto: cfg.KV.Observation == v1.ObserveAuto, SilenceAfter: cfg.KV.EventsSilenceAfter.Duration, Pool: t.Name()})
 	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: f.active, Log: logr.Discard(), Now: f.clock, Events: f.feed})
 	if err != nil {
 		t.Fatal(err)
@@ -496,6 +498,7 @@ func TestBurstSharingAPrefixSeesTheFirst(t *testing.T) {
 func TestReloadKeepsIndexCapacity(t *testing.T) {
 	cfg := &v1.Config{}
 	cfg.Router.Seed = 1
+	cfg.KV.Observation = v1.ObservePredicted
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ type sessions struct {
 	ttl  time.Duration
 	mu   sync.Mutex
 	pins map[string]pinEntry
+	per  map[string]int // live pins per endpoint
 }
 
 type pinEntry struct {
@@ -18,7 +19,7 @@ type pinEntry struct {
 }
 
 func newSessions(ttl time.Duration) *sessions {
-	return &sessions{ttl: ttl, pins: map[string]pinEntry{}}
+	return &sessions{ttl: ttl, pins: map[string]pinEntry{}, per: map[string]int{}}
 }
 
 // get returns the session's endpoint if its pin is live.
@@ -36,7 +37,18 @@ func (s *sessions) get(id string, now time.Time) string {
 func (s *sessions) set(id, endpoint string, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old, ok := s.pins[id]; ok {
+		s.unpin(old.endpoint)
+	}
+	s.per[endpoint]++
 	s.pins[id] = pinEntry{endpoint: endpoint, expires: now.Add(s.ttl)}
+}
+
+// count is the number of pins on endpoint (expired ones until expire runs).
+func (s *sessions) count(endpoint string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.per[endpoint]
 }
 
 // expire drops idle pins and returns how many remain.
@@ -46,7 +58,16 @@ func (s *sessions) expire(now time.Time) int {
 	for id, p := range s.pins {
 		if now.After(p.expires) {
 			delete(s.pins, id)
+			s.unpin(p.endpoint)
 		}
 	}
 	return len(s.pins)
+}
+
+// unpin takes one pin off endpoint's count (dropping it at zero, so
+// endpoints that left do not accumulate). Call with s.mu held.
+func (s *sessions) unpin(endpoint string) {
+	if s.per[endpoint]--; s.per[endpoint] <= 0 {
+		delete(s.per, endpoint)
+	}
 }

@@ -10,12 +10,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/replicasync"
-	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // recorder is a replicasync.Recorder that writes down what it hears.
@@ -51,6 +49,7 @@ func withSync(t testing.TB, f *fixture, s replicasync.Recorder, mut func(*v1.Con
 	t.Helper()
 	cfg := &v1.Config{}
 	cfg.Router.Seed = 1
+	cfg.KV.Observation = v1.ObservePredicted // as newFixture, whose feed is built for it
 	if mut != nil {
 		mut(cfg)
 	}
@@ -195,21 +194,3 @@ func BenchmarkRouteSynced(b *testing.B) {
 type discard struct{}
 
 func (discard) Broadcast([]replicasync.Event) {}
-
-// With sync, the active-work gauges follow work a peer added between this
-// replica's own decisions, from the next Tick on.
-func TestTickPublishesPeersWork(t *testing.T) {
-	f := newFixture(t, 2, nil)
-	withSync(t, f, &recorder{}, nil)
-	ep := f.set.Snapshot().List[1].Key()
-	h := f.active.Add(ep, activework.Work{PromptTokens: 32, UncachedTokens: 32, BlockSize: 16}, f.clock()) // as a peer's Apply does
-	f.r.Tick(f.clock())
-	if got := testutil.ToFloat64(telemetry.ActiveRequests.WithLabelValues(ep)); got != 1 {
-		t.Fatalf("active requests gauge %v after Tick, want the peer's 1", got)
-	}
-	h.Free()
-	f.r.Tick(f.clock())
-	if got := testutil.ToFloat64(telemetry.ActiveRequests.WithLabelValues(ep)); got != 0 {
-		t.Fatalf("active requests gauge %v after the peer's free and Tick, want 0", got)
-	}
-}

@@ -113,3 +113,28 @@ func TestTemperatureWorksWithEitherModel(t *testing.T) {
 		}
 	}
 }
+
+// TestNewSessionCountsPinnedSessions: two idle endpoints, one with 3
+// running requests' worth of pinned sessions (between turns, running
+// nothing now). A new session's decode batch there holds those 3 (at the
+// request's own prompt each, as nothing runs), so it costs more and the
+// session goes to the other endpoint; a request of an existing session is
+// not affected.
+func TestNewSessionCountsPinnedSessions(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001,
+		DecodePerContextToken: 1e-6, OutputTokens: 100, SessionRequests: 1}, DecodeWeight: 1}
+	cs := fleet(t, cand{}, cand{})
+	cs[0].SessionRunning = 3
+	r := &Request{PromptTokens: 1000, Blocks: 62, BlockSize: 16, NewSession: true}
+	p := tc.Predict(r, &cs[0])
+	if p.Running != 3 || p.ContextTokens != 3000 {
+		t.Fatalf("batch %d requests / %d tokens, want 3 / 3000", p.Running, p.ContextTokens)
+	}
+	if a, b := tc.Cost(r, &cs[0]), tc.Cost(r, &cs[1]); a <= b {
+		t.Fatalf("cost with pinned sessions %v not above the idle endpoint's %v", a, b)
+	}
+	r.NewSession = false
+	if p := tc.Predict(r, &cs[0]); p.Running != 0 {
+		t.Fatalf("a pinned request sees %d running, want 0: pins only weigh where a session starts", p.Running)
+	}
+}

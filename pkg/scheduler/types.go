@@ -46,6 +46,12 @@ type Candidate struct {
 	// Rates are the endpoint's learned engine rates for the time cost model;
 	// zero means the configured ones.
 	Rates costmodel.Rates
+	// Sessions is the live session pins on the endpoint, filled for a
+	// session's first request: their later requests will come here.
+	// SessionRunning is the running requests they are expected to keep
+	// there (pins times the pool's running requests per pin).
+	Sessions       int
+	SessionRunning float64
 }
 
 // Key is the candidate's "ip:port".

@@ -42,16 +42,23 @@ var (
 		Namespace: Namespace, Name: "router_rejections_total",
 		Help: "Requests the router refused, by reason (the error type in the response body: invalid_request_error, not_found_error, service_unavailable, AllEligibleWorkersOverloaded, queue_full, queue_timeout, request_shed).",
 	}, []string{"reason"}))
-	// ObservationPath is 1 for the KV observation path in use (predicted or events) per pool.
+	// ObservationPath is 1 for the KV observation path in use: per endpoint (predicted or events), and for
+	// the pool as configured (endpoint "": auto, events or predicted).
 	ObservationPath = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "kv_observation_path",
-		Help: "1 for the KV-cache observation path in use: predicted (own decisions, TTL) or events (engine KV events).",
-	}, []string{"pool", "path"}))
+		Help: "1 for the KV-cache observation path in use: per endpoint predicted (own decisions, TTL) or events (engine KV events); endpoint=\"\" is the pool's kv.observation (auto, events, predicted).",
+	}, []string{"pool", "endpoint", "path"}))
 	// EventsSilent is 1 while the events path is configured but no event has arrived recently.
 	EventsSilent = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "kv_events_silent",
-		Help: "1 when kv.observation is events but no KV event batch arrived in the last minute: kv routing is then load-only.",
+		Help: "1 when kv.observation is events but no KV event batch arrived within kv.eventsSilenceAfter: kv routing is then load-only.",
 	}, []string{"pool"}))
+	// EventsUnmatched is 1 while an endpoint publishes KV events but the blocks of requests routed to it never
+	// appear in its view (block size, tokenizer or seed disagree with the engine's).
+	EventsUnmatched = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "kv_events_unmatched",
+		Help: "1 while an endpoint's KV events arrive but the prompt blocks of requests routed to it never appear among its stored blocks: its events cannot earn cache credit.",
+	}, []string{"pool", "endpoint"}))
 	// TokenizerInfo names the tokenizer and whether it is exact.
 	TokenizerInfo = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "tokenizer_info",
@@ -64,18 +71,36 @@ var (
 	}))
 )
 
-// observationPaths are the values of ObservationPath's path label.
-var observationPaths = []string{"predicted", "events"}
+// observationPaths are the values of ObservationPath's path label for the pool.
+var observationPaths = []string{"predicted", "events", "auto"}
 
 // StartPool creates a pool's state gauges at start, so dashboards and alerts see them at 0 (not absent) until
-// something happens: ObservationPath is 1 for the path in use and 0 for the other; EventsSilent starts at 0.
+// something happens: the pool's ObservationPath (endpoint "") is 1 for the configured path and 0 for the others;
+// EventsSilent starts at 0.
 func StartPool(pool, observation string) {
 	for _, p := range observationPaths {
 		v := 0.0
 		if p == observation {
 			v = 1
 		}
-		ObservationPath.WithLabelValues(pool, p).Set(v)
+		ObservationPath.WithLabelValues(pool, "", p).Set(v)
 	}
 	EventsSilent.WithLabelValues(pool).Set(0)
+}
+
+// SetEndpointPath marks the observation path an endpoint is on (1) and the other (0).
+func SetEndpointPath(pool, endpoint string, events bool) {
+	on, off := "predicted", "events"
+	if events {
+		on, off = off, on
+	}
+	ObservationPath.WithLabelValues(pool, endpoint, on).Set(1)
+	ObservationPath.WithLabelValues(pool, endpoint, off).Set(0)
+}
+
+// ForgetEndpointPath drops an endpoint's observation series once it left the pool.
+func ForgetEndpointPath(pool, endpoint string) {
+	l := prometheus.Labels{"pool": pool, "endpoint": endpoint}
+	ObservationPath.DeletePartialMatch(l)
+	EventsUnmatched.DeletePartialMatch(l)
 }

@@ -34,7 +34,7 @@ func TestStartPoolCreatesStateGauges(t *testing.T) {
 			if p == tc.observation {
 				want = 1
 			}
-			if got := gaugeValue(t, ObservationPath.WithLabelValues(tc.pool, p)); got != want {
+			if got := gaugeValue(t, ObservationPath.WithLabelValues(tc.pool, "", p)); got != want {
 				t.Errorf("%s: kv_observation_path{path=%s} = %v, want %v", tc.pool, p, got, want)
 			}
 		}

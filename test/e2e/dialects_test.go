@@ -125,8 +125,9 @@ func followsCache(t *testing.T, f *fleet, extra string) {
 }
 
 // Each engine dialect's KV events drive routing through real processes and
-// a real ZMQ socket. --router-mode kv alone selects the events path, as
-// Dynamo's defaults do.
+// a real ZMQ socket. --router-kv-events keeps every endpoint on the events
+// path, so the credit can only come from the decoded events (the default
+// "auto" would also credit the picker's first decision, made before any event).
 func TestDialectsDriveRouting(t *testing.T) {
 	cases := []struct {
 		name, extra string
@@ -140,6 +141,9 @@ func TestDialectsDriveRouting(t *testing.T) {
 		{"sglang map era salted", `,"cache_salt":"tenant-1"`, []string{"--kv-events-encoding", "map", "--kv-events-cache-salt", "tenant-1",
 			"--metrics-style", "sglang-gauges"}, nil},
 		{"page size 32", "", []string{"--block-size", "32"}, []string{"--kv-cache-block-size", "32"}},
+		// kv.blockSize stays 16: each endpoint's size comes from its events (and scraped cache config)
+		{"page size 32 from the engine", "", []string{"--block-size", "32"}, nil},
+		{"sglang page size 1 from the engine", "", []string{"--block-size", "1", "--metrics-style", "sglang"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,7 +152,7 @@ func TestDialectsDriveRouting(t *testing.T) {
 				fields = "engine: sglang"
 			}
 			s := sim{args: tc.args, fields: fields}
-			f := startSims(t, []sim{s, s}, "", append([]string{"--router-mode", "kv"}, tc.kvpick...)...)
+			f := startSims(t, []sim{s, s}, "", append([]string{"--router-mode", "kv", "--router-kv-events"}, tc.kvpick...)...)
 			followsCache(t, f, tc.extra)
 		})
 	}
@@ -160,7 +164,7 @@ func TestDialectDataParallelRanks(t *testing.T) {
 	base := freePortPair(t)
 	ev := fmt.Sprintf("tcp://127.0.0.1:%d", base)
 	sims := []sim{{args: []string{"--dp-rank", "0"}, events: ev, fields: "dpRank: 0"}, {args: []string{"--dp-rank", "1"}, events: ev, fields: "dpRank: 1"}}
-	f := startSims(t, sims, fmt.Sprintf("kv:\n  eventsPort: %d\n", base), "--router-mode", "kv")
+	f := startSims(t, sims, fmt.Sprintf("kv:\n  eventsPort: %d\n", base), "--router-mode", "kv", "--router-kv-events")
 	c := dial(t, f.grpc)
 	holders := map[string]string{} // endpoint -> its prefix
 	for i := 0; i < 12 && len(holders) < 2; i++ {
@@ -236,7 +240,7 @@ func TestDialectCPUTierOutlivesGPUEviction(t *testing.T) {
 	// The blocks cost isolates the tier credit from rate learning: under the
 	// time model, a TTFT slowed by a loaded test machine can teach a's rate to
 	// look slower than the untried b's, which then wins on a cold prefix.
-	f := startSims(t, []sim{s, s}, "router:\n  kvCost:\n    model: blocks\n", "--router-mode", "kv")
+	f := startSims(t, []sim{s, s}, "router:\n  kvCost:\n    model: blocks\n", "--router-mode", "kv", "--router-kv-events")
 	c := dial(t, f.grpc)
 	a := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
 	prefix := words("s", 600)

@@ -147,11 +147,13 @@ func TestSharedPrefixesLandTogetherThroughTheStream(t *testing.T) {
 }
 
 // When every endpoint is past the busy threshold the caller gets 503 with a
-// body that says so.
+// body that says so (with the admission queue off: kv mode's default queue
+// would hold the request instead, up to admission.maxQueueWait).
 func TestAllOverloadedThroughTheStream(t *testing.T) {
 	p := startPicker(t, 2, func(c *v1.Config) {
-		n := 1000
+		n, off := 1000, false
 		c.Router.Busy.ActivePrefillTokens = &n
+		c.Admission.Queue = &off
 	})
 	ctx := context.Background()
 	var open []*envoyclient.Stream

@@ -97,7 +97,7 @@ func (s *Server) push(stream grpc.ServerStream) error {
 	s.o.Log.V(1).Info("peer connected", "peer", id)
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() { s.heartbeat(stream, stop); close(stopped) }()
-	defer func() { close(stop); <-stopped }() // gRPC forbids SendMsg once the handler returned
+	defer func() { close(stop); <-stopped }() // no send may race the stream's teardown when the handler returns
 	for {
 		var b batch
 		if err := stream.RecvMsg(&b); err != nil {

@@ -125,6 +125,8 @@ func TestFullQueueDropsThenSnapshotHeals(t *testing.T) {
 	addr := freeAddr(t)
 	core := newFakeCore(added("b", 1, 1))
 	tr, _ := startSender(t, "b", core, secret, nil, addr)
+	// Run makes the links; events broadcast before it has none to queue on.
+	eventually(t, "link made", func() bool { _, ok := tr.Peers()[addr]; return ok })
 	before := testutil.ToFloat64(telemetry.PeerEventsDropped.WithLabelValues(addr, "queue_full"))
 	for i := 0; i < 1000; i++ {
 		tr.Broadcast([]replicasync.Event{added("b", uint64(i+2), uint64(i+2))})
