@@ -78,6 +78,19 @@ func (r *replicated) Prepare(a *Arrival) (Pending, error) {
 
 func (r *replicated) Admission() *admission.Options { return r.pols[0].Admission() }
 
+// PrefillWork is the wspt queue key from the replica that prepared p (0 when
+// its policy has none: the queue keeps arrival order then). Without it the
+// replicas' shared queue ran first come first served under kv's wspt default.
+func (r *replicated) PrefillWork(p Pending) int {
+	rp := p.(replicaPending)
+	w, ok := r.pols[rp.i].(prefillWorker)
+	if !ok {
+		return 0
+	}
+	r.deliver()
+	return w.PrefillWork(rp.Pending)
+}
+
 func (r *replicated) Admissible(p Pending) bool {
 	rp := p.(replicaPending)
 	r.deliver()

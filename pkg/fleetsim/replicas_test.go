@@ -90,3 +90,25 @@ func TestReplicasSyncNeedsKVPickPolicies(t *testing.T) {
 		t.Fatal("a policy that cannot sync ran as synced replicas")
 	}
 }
+
+type workPolicy struct {
+	Policy
+	work int
+}
+
+func (w workPolicy) PrefillWork(Pending) int { return w.work }
+
+type plainPolicy struct{ Policy }
+
+// TestReplicatedQueueKeyComesFromItsReplica: the replicas' shared admission
+// queue orders by the wspt key of the replica that prepared each request
+// (it ran first come first served before: the wrapper hid the key).
+func TestReplicatedQueueKeyComesFromItsReplica(t *testing.T) {
+	var r prefillWorker = &replicated{pols: []Policy{workPolicy{work: 7}, plainPolicy{}}}
+	if got := r.PrefillWork(replicaPending{i: 0}); got != 7 {
+		t.Fatalf("replica 0's key %d, want 7", got)
+	}
+	if got := r.PrefillWork(replicaPending{i: 1}); got != 0 {
+		t.Fatalf("a policy without a key gave %d, want 0", got)
+	}
+}
