@@ -17,6 +17,7 @@ func (e *Engine) scheduleWaiting(plan []chunk, budget int) []chunk {
 		if !ok {
 			break
 		}
+		e.cacheScheduled(s, n)
 		plan = append(plan, chunk{s, n})
 		budget -= n
 	}

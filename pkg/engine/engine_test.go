@@ -400,3 +400,35 @@ func TestOutputVocab(t *testing.T) {
 		}
 	}
 }
+
+// A request admitted in the same step as the one computing its prefix hits
+// that prefix, as in vLLM (allocate_slots caches the blocks a step schedules),
+// and so does one admitted while the prefix is computed chunk by chunk.
+func TestPrefixScheduledThisStepIsShared(t *testing.T) {
+	prefix := seqTokens(1000, 32)
+	tests := []struct {
+		name       string
+		budget     int
+		wantCached int
+	}{
+		{"same step", 64, 32},
+		{"same step, b chunked", 40, 32},
+		{"while a is chunked", 20, 32},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := testConfig()
+			c.MaxNumBatchedTokens = tt.budget
+			e, _ := newTestEngine(t, c)
+			mustAdd(t, e, &Request{ID: "a", Tokens: slices.Concat(prefix, seqTokens(9000, 4))})
+			mustAdd(t, e, &Request{ID: "b", Tokens: slices.Concat(prefix, seqTokens(5000, 8))})
+			got, _ := drain(t, e, t0)
+			if u := got["b"][0]; u.CachedTokens != tt.wantCached {
+				t.Fatalf("b cached %d tokens, want %d (the prefix a computes)", u.CachedTokens, tt.wantCached)
+			}
+			if st := e.Stats(); st.PromptTokens != int64(36+8) {
+				t.Fatalf("prompt tokens computed %d, want %d (the prefix once)", st.PromptTokens, 36+8)
+			}
+		})
+	}
+}

@@ -1,15 +1,14 @@
 package engine
 
-// execute applies one scheduled chunk: its tokens become computed, newly full
-// blocks enter the prefix cache, and a request whose sequence is fully
-// computed samples its next token.
+// execute applies one scheduled chunk: its tokens become computed (its full
+// blocks entered the prefix cache when it was scheduled, see cacheScheduled),
+// and a request whose sequence is fully computed samples its next token.
 func (e *Engine) execute(c chunk, res *StepResult) {
 	s := c.s
 	if s.outputs == 0 || c.n > 1 {
 		e.stats.promptTokens += int64(c.n)
 	}
 	s.computed += c.n
-	e.commitBlocks(s)
 	if s.computed < len(s.tokens) {
 		return
 	}
@@ -25,11 +24,17 @@ func (e *Engine) execute(c chunk, res *StepResult) {
 	res.Updates = append(res.Updates, u)
 }
 
-// commitBlocks hands s's newly computed full blocks to the cache and reports
-// them as BlockStored events, one per run of consecutive new blocks.
-func (e *Engine) commitBlocks(s *seq) {
+// cacheScheduled hands the full blocks of s's chunk of n tokens, scheduled
+// this step, to the prefix cache and reports them as BlockStored events, one
+// per run of consecutive new blocks. vLLM does the same at scheduling time
+// (KVCacheManager.allocate_slots caches up to computed + new tokens), so a
+// request admitted later in the same step hits blocks this step computes:
+// within each layer the step writes every sequence's KV before attention
+// reads it. Caching only after the step made a request admitted beside the
+// one computing its prefix compute that prefix again.
+func (e *Engine) cacheScheduled(s *seq, n int) {
 	bs := e.cfg.BlockSize
-	full := s.computed / bs
+	full := (s.computed + n) / bs
 	if full <= s.committed {
 		return
 	}

@@ -122,6 +122,7 @@ func (e *Engine) scheduleRunning(plan []chunk, budget int, res *StepResult) ([]c
 				return plan, budget, preempted
 			}
 		}
+		e.cacheScheduled(s, n)
 		plan = append(plan, chunk{s, n})
 		budget -= n
 	}
