@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
@@ -134,3 +135,17 @@ func (p *Picked) Set(c *envoyclient.Client) { p.p.Store(c) }
 
 // Get returns the current picker client.
 func (p *Picked) Get(int) *envoyclient.Client { return p.p.Load() }
+
+// DialPicker opens an Envoy-like ext_proc client to a picker at addr
+// (plaintext, 10 s to connect), closed when t ends.
+func DialPicker(t testing.TB, addr string) *envoyclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := envoyclient.Dial(ctx, addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

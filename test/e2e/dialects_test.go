@@ -102,7 +102,7 @@ func (f *fleet) waitMetric(t *testing.T, name string, ok func(float64) bool, wha
 // picker decoded the dialect's events and placed its blocks.
 func followsCache(t *testing.T, f *fleet, extra string) {
 	t.Helper()
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	shared := words("s", 600)
 	first := sendBody(t, c, shared+words("q", 20), extra)
 	if first.Status != 200 {
@@ -165,7 +165,7 @@ func TestDialectDataParallelRanks(t *testing.T) {
 	ev := fmt.Sprintf("tcp://127.0.0.1:%d", base)
 	sims := []sim{{args: []string{"--dp-rank", "0"}, events: ev, fields: "dpRank: 0"}, {args: []string{"--dp-rank", "1"}, events: ev, fields: "dpRank: 1"}}
 	f := startSims(t, sims, fmt.Sprintf("kv:\n  eventsPort: %d\n", base), "--router-mode", "kv", "--router-kv-events")
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	holders := map[string]string{} // endpoint -> its prefix
 	for i := 0; i < 12 && len(holders) < 2; i++ {
 		prefix := words(fmt.Sprintf("p%d", i), 600)
@@ -215,7 +215,7 @@ func TestDialectTRTLLMServeMetrics(t *testing.T) {
 		f := startSims(t, []sim{{args: []string{"--metrics-style", "trtllm"}, fields: "engine: trtllm", noKV: true}}, "", "--router-mode", "least-loaded")
 		key := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
 		f.waitMetric(t, `kvpick_scrape_endpoint_state{endpoint="`+key+`",state="ok"}`, func(v float64) bool { return v == 1 }, "trtllm-serve not scraped")
-		if res := sendBody(t, dial(t, f.grpc), words("a", 50), ""); res.Status != 200 {
+		if res := sendBody(t, testutil.DialPicker(t, f.grpc), words("a", 50), ""); res.Status != 200 {
 			t.Fatalf("status %d: %s", res.Status, res.Body)
 		}
 	})
@@ -224,7 +224,7 @@ func TestDialectTRTLLMServeMetrics(t *testing.T) {
 			"", "--router-mode", "least-loaded")
 		key := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
 		f.waitMetric(t, `kvpick_scrape_endpoint_state{endpoint="`+key+`",state="excluded"}`, func(v float64) bool { return v == 1 }, "JSON page not excluded")
-		res := sendBody(t, dial(t, f.grpc), words("a", 50), "")
+		res := sendBody(t, testutil.DialPicker(t, f.grpc), words("a", 50), "")
 		body := string(res.Body)
 		if res.Status != 503 || !strings.Contains(body, "scrape "+key+": parse: /metrics") || !strings.Contains(body, "/prometheus/metrics") {
 			t.Fatalf("status %d body %s: want 503 naming the endpoint, the page and the fix", res.Status, body)
@@ -241,7 +241,7 @@ func TestDialectCPUTierOutlivesGPUEviction(t *testing.T) {
 	// time model, a TTFT slowed by a loaded test machine can teach a's rate to
 	// look slower than the untried b's, which then wins on a cold prefix.
 	f := startSims(t, []sim{s, s}, "router:\n  kvCost:\n    model: blocks\n", "--router-mode", "kv", "--router-kv-events")
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	a := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
 	prefix := words("s", 600)
 	if res := sendTo(t, c, prefix+words("q", 20), a); res.Status != 200 || res.Endpoint != a {

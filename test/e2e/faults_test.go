@@ -63,7 +63,7 @@ func ep(addr string) string { return fmt.Sprintf("endpoint=%q", addr) }
 // cache was lost by the engine, not by the picker).
 func TestFaultKVPublisherRestart(t *testing.T) {
 	f := startFaultFleet(t, 2, nil, "--router-mode", "kv")
-	c := dial(t, f.picker.GRPC)
+	c := testutil.DialPicker(t, f.picker.GRPC)
 	shared := words("s", 1500)
 	first := send(t, c, shared+words("q", 20))
 	if first.Status != 200 {
@@ -102,7 +102,7 @@ func TestFaultKVPublisherRestart(t *testing.T) {
 // requests all go to B.
 func TestFaultEndpointDiesInFlight(t *testing.T) {
 	f := startFaultFleet(t, 2, []string{"--step-overhead", "20ms"}, "--router-mode", "least-loaded")
-	c := dial(t, f.picker.GRPC)
+	c := testutil.DialPicker(t, f.picker.GRPC)
 	a, b := f.sims[0].Addr(), f.sims[1].Addr()
 	active := func(addr string) float64 { return f.picker.Metric(t, "kvpick_endpoint_active_requests", ep(addr)) }
 	var wg sync.WaitGroup
@@ -183,7 +183,7 @@ func slowRequest(c *envoyclient.Client, i int) string {
 func TestFaultPickerRestartUnderLoad(t *testing.T) {
 	f := startFaultFleet(t, 2, nil, "--router-mode", "kv")
 	var picked testutil.Picked
-	picked.Set(dial(t, f.picker.GRPC))
+	picked.Set(testutil.DialPicker(t, f.picker.GRPC))
 	load := &testutil.Load{Rate: 40, Workers: 16, HTTP: &http.Client{Timeout: 30 * time.Second}, Client: picked.Get,
 		Body: func(i int) []byte {
 			return []byte(fmt.Sprintf(`{"model":"m","prompt":%q,"max_tokens":4,"stream":true}`,
@@ -206,7 +206,7 @@ func TestFaultPickerRestartUnderLoad(t *testing.T) {
 	p2 := f.startPicker(t, "--router-mode", "kv")
 	ready := time.Since(p2.Started)
 	cut := load.Stats() // what the kill cost, before the new picker takes requests
-	picked.Set(dial(t, p2.GRPC))
+	picked.Set(testutil.DialPicker(t, p2.GRPC))
 	testutil.Eventually(t, "every endpoint scraped", 20*time.Second, func() bool {
 		return p2.Metric(t, "kvpick_scrape_endpoint_state", `state="ok"`) == float64(len(f.sims))
 	})

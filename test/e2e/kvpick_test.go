@@ -103,24 +103,12 @@ func send(t *testing.T, c *envoyclient.Client, prompt string) *envoyclient.Gatew
 	return res
 }
 
-func dial(t *testing.T, addr string) *envoyclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := envoyclient.Dial(ctx, addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // With engine KV events, requests sharing a prefix follow the cache the
 // engines report, the engines confirm the hits, and the picker's own hit
 // accounting is on the observed path.
 func TestObservedCacheRoutingAcrossProcesses(t *testing.T) {
 	f := startFleet(t, 2, "--no-router-kv-events=false")
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	shared := words("s", 1500)
 	first := send(t, c, shared+words("q", 20))
 	if first.Status != 200 {
@@ -151,7 +139,7 @@ func TestObservedCacheRoutingAcrossProcesses(t *testing.T) {
 // traffic; SIGTERM shuts the picker down cleanly.
 func TestEndpointsReloadAndGracefulStop(t *testing.T) {
 	f := startFleet(t, 2, "--router-mode", "round-robin")
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	seen := map[string]bool{}
 	for i := 0; i < 4; i++ {
 		seen[send(t, c, words("a", 50)).Endpoint] = true

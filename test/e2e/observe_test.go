@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvpick/kvpick/internal/testutil"
 	"github.com/kvpick/kvpick/pkg/extproc/envoyclient"
 )
 
@@ -73,7 +74,7 @@ func TestAutoObservationPerEndpoint(t *testing.T) {
 	shared := words("e", 600)
 	f.warmDirect(t, f.ports[0], "m", shared+words("x", 20))
 	f.pathIs(t, pub, "events")
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	for i := 0; i < 3; i++ {
 		if res := sendBody(t, c, shared+words(fmt.Sprintf("r%d", i), 20), ""); res.Status != 200 || res.Endpoint != pub {
 			t.Fatalf("request %d: status %d on %s, want %s, which holds the prefix per its events", i, res.Status, res.Endpoint, pub)
@@ -113,7 +114,7 @@ func TestLoRAMatchesOnTheEventsPath(t *testing.T) {
 			prefix := words("l", 600)
 			f.warmDirect(t, f.ports[1], "sql", prefix+words("a", 20))
 			holder := fmt.Sprintf("127.0.0.1:%d", f.ports[1])
-			c := dial(t, f.grpc)
+			c := testutil.DialPicker(t, f.grpc)
 			res := sendModel(t, c, "sql", prefix+words("b", 20))
 			if res.Status != 200 || res.Endpoint != holder {
 				t.Fatalf("status %d on %s, want the adapter's cache holder %s", res.Status, res.Endpoint, holder)
@@ -151,7 +152,7 @@ func TestUnmatchedEventsAlarm(t *testing.T) {
 	f := startSims(t, []sim{s}, "", "--router-kv-events")
 	ep := fmt.Sprintf("127.0.0.1:%d", f.ports[0])
 	alarm := fmt.Sprintf(`kvpick_kv_events_unmatched{endpoint=%q,pool="default"}`, ep)
-	c := dial(t, f.grpc)
+	c := testutil.DialPicker(t, f.grpc)
 	send := func(tag, extra string, n int) {
 		for i := 0; i < n; i++ {
 			if res := sendBody(t, c, words(fmt.Sprintf("%s%d", tag, i), 100), extra); res.Status != 200 {

@@ -94,7 +94,7 @@ func (f *replicaFleet) startReplica(t *testing.T, i int) *replica {
 			f.links[j][i].setCut(false)
 		}
 	}
-	return &replica{proc: p, grpc: addrs["grpc"], metrics: addrs["metrics"], client: dial(t, addrs["grpc"])}
+	return &replica{proc: p, grpc: addrs["grpc"], metrics: addrs["metrics"], client: testutil.DialPicker(t, addrs["grpc"])}
 }
 
 // Metrics read from a replica: its peers' requests it counts, and its own.

@@ -81,21 +81,9 @@ func startFleet(t *testing.T) *fleet {
 		args = append(args, peerArgs[i]...)
 		p := testutil.StartPicker(t, args...)
 		f.pickers = append(f.pickers, p)
-		f.clients = append(f.clients, dial(t, p.GRPC))
+		f.clients = append(f.clients, testutil.DialPicker(t, p.GRPC))
 	}
 	return f
-}
-
-func dial(t *testing.T, addr string) *envoyclient.Client {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := envoyclient.Dial(ctx, addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // runSampled runs the load for the soak's duration while sampling every
