@@ -19,7 +19,12 @@ func (r *Router) Admissible(p *Prepared) bool {
 	if r.gate == nil {
 		return true
 	}
-	eligible, err := r.sched.Eligible(&p.Req, r.candidates(p, nil))
+	// The gate reads load and eligibility only: the prefix lookup and the
+	// rates are choose's, once the request may go.
+	buf := candBufs.Get().(*[]scheduler.Candidate)
+	defer func() { clear(*buf); candBufs.Put(buf) }()
+	*buf = states(r.deps.Set.Snapshot(), r.deps.Active, *buf)
+	eligible, err := r.sched.Eligible(&p.Req, *buf)
 	if err != nil {
 		return true // let choosing report the cause
 	}

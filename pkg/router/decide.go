@@ -18,10 +18,7 @@ import (
 // large enough.
 func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.Candidate {
 	snap := r.deps.Set.Snapshot()
-	cands := buf[:0]
-	for _, e := range snap.List {
-		cands = append(cands, scheduler.Candidate{Entry: e, Load: e.Load(), Capacity: e.Capacity(), Active: r.deps.Active.Counts(e.Key())})
-	}
+	cands := states(snap, r.deps.Active, buf)
 	if len(p.IndexChain) > 0 || len(p.sized) > 0 {
 		start := time.Now()
 		r.credit(p, snap, cands, p.Req.BlockSize, p.IndexChain)
@@ -56,6 +53,17 @@ func (p *Prepared) viewSize(endpoint string) int {
 		return p.Req.BlockSize
 	}
 	return p.view.size(endpoint, p.Req.BlockSize)
+}
+
+// states gathers each endpoint's load, capacity and active work into buf's
+// storage: all that eligibility, the busy thresholds and admission read (no
+// index lookup, no rates).
+func states(snap *endpoints.Snapshot, active *activework.Tracker, buf []scheduler.Candidate) []scheduler.Candidate {
+	cands := buf[:0]
+	for _, e := range snap.List {
+		cands = append(cands, scheduler.Candidate{Entry: e, Load: e.Load(), Capacity: e.Capacity(), Active: active.Counts(e.Key())})
+	}
+	return cands
 }
 
 // candBufs recycles candidate lists: one per decision, 100 endpoints make
