@@ -16,6 +16,7 @@ type Queue[T any] struct {
 	mu          sync.Mutex
 	core        *Core[T]
 	canDispatch func(*Item[T]) bool
+	workOf      func(T) int // fills Item.Work for an item that must wait (see SetWork)
 	closed      bool
 	timer       *time.Timer
 	armed       time.Time // deadline the timer is set for; zero when unset
@@ -34,6 +35,12 @@ type Queue[T any] struct {
 func NewQueue[T any](o Options, canDispatch func(*Item[T]) bool) *Queue[T] {
 	return &Queue[T]{core: NewCore[T](o), canDispatch: canDispatch, m: newQueueMetrics(o.Pool)}
 }
+
+// SetWork has the queue fill an item's Work (the wspt order's key) with
+// f(Value) when the item must wait and its Work is unset: a request that is
+// dispatched at once never pays for f (an index lookup, for the router). f
+// runs with the Queue's lock held, as canDispatch does. Call before use.
+func (q *Queue[T]) SetWork(f func(T) int) { q.workOf = f }
 
 // Len is the number of requests waiting.
 func (q *Queue[T]) Len() int { return int(q.n.Load()) }
@@ -83,6 +90,9 @@ func (q *Queue[T]) enter(it *Item[T]) (wake <-chan error, done bool, err error) 
 	}
 	if q.core.TryNow(it, q.canDispatch) {
 		return nil, true, nil
+	}
+	if q.workOf != nil && it.Work == 0 {
+		it.Work = q.workOf(it.Value)
 	}
 	now := time.Now() // only here: the clock is slow on some VMs
 	evicted, err := q.core.Push(it, now)

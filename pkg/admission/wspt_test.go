@@ -1,6 +1,9 @@
 package admission
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,4 +94,39 @@ func TestWorkClass(t *testing.T) {
 	if workClass(0) != workClass(1) || workClass(-5) != workClass(1) {
 		t.Error("work below 1 should count as 1")
 	}
+}
+
+// SetWork's function runs only for an item that must wait (a request
+// dispatched at once never pays for it), and its result orders the queue.
+func TestQueueSetWorkOnlyForWaitingItems(t *testing.T) {
+	s := &slots{free: 1}
+	q := NewQueue[string](Options{Pool: uniquePool("t-setwork"), Order: v1.QueueWSPT}, s.take)
+	var mu sync.Mutex
+	var asked []string
+	workOf := map[string]int{"long": 12000, "short": 200}
+	q.SetWork(func(v string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, v)
+		return workOf[v]
+	})
+	if err := q.Admit(context.Background(), item("first", 0)); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan result, 2)
+	admitAsync(t, context.Background(), q, item("long", 0), out)
+	admitAsync(t, context.Background(), q, item("short", 0), out)
+	mu.Lock()
+	if got := strings.Join(asked, ","); got != "long,short" {
+		t.Fatalf("work asked for %q, want the two waiting items only", got)
+	}
+	mu.Unlock()
+	s.put(1)
+	q.Notify()
+	if r := recv(t, out); r.name != "short" {
+		t.Fatalf("%s went first, want short (least work)", r.name)
+	}
+	s.put(1)
+	q.Notify()
+	recv(t, out)
 }

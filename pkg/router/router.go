@@ -107,6 +107,9 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)
 		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
 			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool, Order: cfg.Admission.QueuePolicy}, r.canDispatch)
+		if cfg.Admission.QueuePolicy == v1.QueueWSPT {
+			r.queue.SetWork(r.PrefillWork)
+		}
 	}
 	telemetry.StartPool(d.Pool, cfg.KV.Observation)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
@@ -167,9 +170,6 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 	}
 	start := r.deps.Now()
 	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
-	if r.cfg.Admission.QueuePolicy == v1.QueueWSPT {
-		item.Work = r.PrefillWork(p)
-	}
 	err := r.queue.Admit(ctx, item)
 	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
 	if err != nil && ctx.Err() != nil {
