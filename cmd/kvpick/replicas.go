@@ -149,12 +149,15 @@ func (p *peers) transport(cfg *v1.Config, core peer.Core, auth peer.Auth, log lo
 }
 
 // core builds this replica's sync core (nil when sync is off).
-func (p *peers) core(cfg *v1.Config, set *endpoints.Set, index *kvindex.Index, active *activework.Tracker, log logr.Logger) (*replicasync.Replica, error) {
+// notify re-runs the router's admission queue when a peer's queued request
+// stops waiting.
+func (p *peers) core(cfg *v1.Config, set *endpoints.Set, index *kvindex.Index, active *activework.Tracker, notify func(), log logr.Logger) (*replicasync.Replica, error) {
 	if p == nil {
 		return nil, nil
 	}
 	r, err := replicasync.New(replicasync.Options{ID: p.id, Active: active, Index: index, Set: set, Log: log.WithName("replicasync"),
-		Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+		Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration, MaxWait: cfg.Admission.MaxQueueWait.Duration,
+		OnChange: notify})
 	if err != nil {
 		p.lis.Close()
 		return nil, err

@@ -75,7 +75,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 			Auto: cfg.KV.Observation == v1.ObserveAuto, SilenceAfter: cfg.KV.EventsSilenceAfter.Duration,
 			UnmatchedAfter: cfg.KV.UnmatchedAlarmAfter, ProbeSettle: cfg.KV.UnmatchedProbeSettle.Duration})
 	}
-	core, err := pe.core(cfg, set, index, active, log)
+	core, err := pe.core(cfg, set, index, active, notify, log)
 	if err != nil {
 		return err
 	}

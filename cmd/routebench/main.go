@@ -69,6 +69,7 @@ type options struct {
 	live           string
 	replicas       int
 	replicaSync    string
+	queueOrder     string
 	syncDelay      time.Duration
 }
 
@@ -136,6 +137,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.replicas, "replicas", 1, "picker replicas per policy, arrivals spread over them in turn (as a gateway spreads streams)")
 	fs.StringVar(&o.replicaSync, "replica-sync", "off", "on | off: replicas share their decisions' lifecycles (kvpick policies only)")
 	fs.DurationVar(&o.syncDelay, "sync-delay", 5*time.Millisecond, "with -replica-sync on: how long an event takes from one replica to the others")
+	fs.StringVar(&o.queueOrder, "replica-queue-order", "", "with -replica-sync on: replicaSync.queueOrder of the kv policies, shared or local (empty: the default, shared)")
 	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err
 	}
@@ -162,6 +164,9 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	}
 	if o.replicaSync != "on" && o.replicaSync != "off" {
 		return nil, fmt.Errorf("-replica-sync %q: on or off", o.replicaSync)
+	}
+	if o.queueOrder != "" && o.queueOrder != "shared" && o.queueOrder != "local" {
+		return nil, fmt.Errorf("-replica-queue-order %q: shared or local", o.queueOrder)
 	}
 	if o.endpoints < 1 || o.endpoints > 250 {
 		return nil, fmt.Errorf("-endpoints %d: must be 1..250", o.endpoints)

@@ -23,7 +23,7 @@ func TestParseFlags(t *testing.T) {
 	if o, _ := parseFlags(nil); o.endpoints != 2 || o.scenario != "brief" {
 		t.Errorf("brief defaults: %+v", o)
 	}
-	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}, {"-replicas", "0"}, {"-replica-sync", "yes"}} {
+	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}, {"-replicas", "0"}, {"-replica-sync", "yes"}, {"-replica-queue-order", "global"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

@@ -179,7 +179,7 @@ func kvQueueThreshold(raw string) (*float64, error) {
 // policyOptions maps the kv flags onto the standard policies' options.
 func policyOptions(o *options) (fleetsim.Options, error) {
 	po := fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight, CostModel: o.costModel,
-		QueuePolicy: o.queuePolicy}
+		QueuePolicy: o.queuePolicy, ReplicaQueueOrder: o.queueOrder}
 	t, err := kvQueueThreshold(o.kvQueueThresh)
 	if err != nil {
 		return po, err
@@ -202,6 +202,8 @@ func replicasNote(o *options) string {
 	switch {
 	case o.replicas <= 1 && o.replicaSync != "on":
 		return ""
+	case o.replicaSync == "on" && o.queueOrder == "local":
+		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay, local queue order)", o.replicas, o.syncDelay)
 	case o.replicaSync == "on":
 		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay)", o.replicas, o.syncDelay)
 	}

@@ -70,7 +70,8 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
 	if env.Bus != nil {
 		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Now,
-			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration,
+			MaxWait: cfg.Admission.MaxQueueWait.Duration})
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +126,12 @@ func (k *kvpick) Admission() *admission.Options {
 func (k *kvpick) PrefillWork(p Pending) int { return k.r.PrefillWork(p.(kvPending).p) }
 
 func (k *kvpick) Admissible(p Pending) bool { return k.r.Admissible(p.(kvPending).p) }
+
+// Waits tells the router where p waits in the queue (see router.Waits).
+func (k *kvpick) Waits(p Pending, rank admission.Rank) { k.r.Waits(p.(kvPending).p, rank) }
+
+// Abandon tells the router p left the queue unrouted.
+func (k *kvpick) Abandon(p Pending) { k.r.Abandon(p.(kvPending).p) }
 
 func (k *kvpick) Dispatch(p Pending) (Ticket, error) {
 	pp := p.(kvPending).p

@@ -46,6 +46,9 @@ type Options struct {
 	// their queue off.
 	QueuePolicy      string
 	KVQueueThreshold *float64
+	// ReplicaQueueOrder, when set, overrides replicaSync.queueOrder in the
+	// kv policies (it matters only with several synced replicas).
+	ReplicaQueueOrder string
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -80,6 +83,7 @@ func standard(name string, o Options) (Spec, bool) {
 				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}
 			c.Admission.QueuePolicy = o.QueuePolicy
+			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder
 			if t := o.KVQueueThreshold; t != nil {
 				on := *t >= 0
 				c.Admission.Queue = &on

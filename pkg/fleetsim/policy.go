@@ -70,6 +70,21 @@ type prefillWorker interface {
 	PrefillWork(p Pending) int
 }
 
+// queueSplitter is a Policy whose requests wait in one of several admission
+// queues: several picker replicas each hold their own requests.
+type queueSplitter interface {
+	Queues() int
+	QueueOf(p Pending) int
+}
+
+// waiter is a Policy that hears where its requests wait in the queue and
+// when one leaves it unrouted (timed out or shed), as kvpick's shared queue
+// order across replicas needs.
+type waiter interface {
+	Waits(p Pending, rank admission.Rank)
+	Abandon(p Pending)
+}
+
 // Pending is a prepared request; only its policy reads it.
 type Pending interface {
 	// PromptTokens is the prompt length, for the queue's pending-token gauge.

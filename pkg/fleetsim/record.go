@@ -61,8 +61,8 @@ type Sample struct {
 
 func (s *sim) sample() {
 	sm := Sample{At: s.now}
-	if s.queue != nil {
-		sm.QueuedRequests, sm.QueuedTokens = s.queue.Len(), s.queue.PendingTokens()
+	for _, q := range s.queues {
+		sm.QueuedRequests, sm.QueuedTokens = sm.QueuedRequests+q.Len(), sm.QueuedTokens+q.PendingTokens()
 	}
 	for _, n := range s.nodes {
 		st := n.eng.Stats()

@@ -25,8 +25,8 @@ type ReplicaOptions struct {
 // in turn, as a gateway spreads streams over the picker's pods; the engines,
 // their scraped load and their KV events are shared, as every replica
 // scrapes and subscribes to every engine. With o.Sync each kvpick replica
-// tells the others its decisions' lifecycles after o.Delay. The admission
-// queue stays the simulator's one, asking the request's own replica.
+// tells the others its decisions' lifecycles after o.Delay. Each replica
+// has its own admission queue, as each picker process does.
 func Replicas(spec Spec, o ReplicaOptions) Spec {
 	if o.N <= 1 && !o.Sync {
 		return spec
@@ -78,6 +78,12 @@ func (r *replicated) Prepare(a *Arrival) (Pending, error) {
 
 func (r *replicated) Admission() *admission.Options { return r.pols[0].Admission() }
 
+// Queues is one admission queue per replica.
+func (r *replicated) Queues() int { return len(r.pols) }
+
+// QueueOf is the queue of the replica that prepared p.
+func (r *replicated) QueueOf(p Pending) int { return p.(replicaPending).i }
+
 // PrefillWork is the wspt queue key from the replica that prepared p (0 when
 // its policy has none: the queue keeps arrival order then). Without it the
 // replicas' shared queue ran first come first served under kv's wspt default.
@@ -91,10 +97,30 @@ func (r *replicated) PrefillWork(p Pending) int {
 	return w.PrefillWork(rp.Pending)
 }
 
+// Waits tells the replica that prepared p where it waits.
+func (r *replicated) Waits(p Pending, rank admission.Rank) {
+	rp := p.(replicaPending)
+	if w, ok := r.pols[rp.i].(waiter); ok {
+		w.Waits(rp.Pending, rank)
+		r.flush(rp.i)
+	}
+}
+
+// Abandon tells the replica that prepared p it left the queue unrouted.
+func (r *replicated) Abandon(p Pending) {
+	rp := p.(replicaPending)
+	if w, ok := r.pols[rp.i].(waiter); ok {
+		w.Abandon(rp.Pending)
+		r.flush(rp.i)
+	}
+}
+
 func (r *replicated) Admissible(p Pending) bool {
 	rp := p.(replicaPending)
 	r.deliver()
-	return r.pols[rp.i].Admissible(rp.Pending)
+	ok := r.pols[rp.i].Admissible(rp.Pending)
+	r.flush(rp.i) // a request that starts to wait is announced
+	return ok
 }
 
 func (r *replicated) Dispatch(p Pending) (Ticket, error) {

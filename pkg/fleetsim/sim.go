@@ -25,7 +25,8 @@ type sim struct {
 	set    *endpoints.Set
 	nodes  []*node
 	byKey  map[string]int
-	queue  *admission.Core[*queued]
+	queues []*admission.Core[*queued] // one per replica (queueSplitter), else one; nil when queueing is off
+	turn   int                        // which queue release serves first
 	x      *workload.Expander
 	events eventHeap
 	now    time.Duration
@@ -75,7 +76,13 @@ func newSim(cfg Config, w *workload.Workload, spec Spec) (*sim, error) {
 	}
 	s.pol, s.name = pol, spec.Name
 	if o := pol.Admission(); o != nil {
-		s.queue = admission.NewCore[*queued](*o)
+		n := 1
+		if qs, ok := pol.(queueSplitter); ok {
+			n = qs.Queues()
+		}
+		for range n {
+			s.queues = append(s.queues, admission.NewCore[*queued](*o))
+		}
 	}
 	for _, n := range s.nodes {
 		n.wantEvents = pol.WantsEvents()
@@ -193,37 +200,70 @@ func (s *sim) arrive() {
 		s.reject(id, err)
 		return
 	}
-	if s.queue == nil || (s.queue.Len() == 0 && s.pol.Admissible(p)) {
+	q := s.queueOf(p)
+	if q == nil || (q.Len() == 0 && s.pol.Admissible(p)) {
 		s.dispatch(id, p, tokens)
 		return
 	}
-	s.enqueue(&queued{id: id, p: p, tokens: slices.Clone(tokens)})
+	s.enqueue(q, &queued{id: id, p: p, tokens: slices.Clone(tokens)})
 }
 
-func (s *sim) enqueue(q *queued) {
+// queueOf is the admission queue p waits in (nil: queueing is off).
+func (s *sim) queueOf(p Pending) *admission.Core[*queued] {
+	switch {
+	case s.queues == nil:
+		return nil
+	case len(s.queues) == 1:
+		return s.queues[0]
+	}
+	return s.queues[s.pol.(queueSplitter).QueueOf(p)]
+}
+
+func (s *sim) enqueue(queue *admission.Core[*queued], q *queued) {
 	it := &admission.Item[*queued]{Priority: q.p.Priority(), ISLTokens: q.p.PromptTokens(), Value: q}
 	if w, ok := s.pol.(prefillWorker); ok {
 		it.Work = w.PrefillWork(q.p)
 	}
-	evicted, err := s.queue.Push(it, s.clock())
+	evicted, err := queue.Push(it, s.clock())
 	if err != nil {
 		s.reject(q.id, err)
 		return
 	}
 	s.recs[q.id].Queued = true
-	s.maxQueue, s.maxQueuedTokens = max(s.maxQueue, s.queue.Len()), max(s.maxQueuedTokens, s.queue.PendingTokens())
+	if w, ok := s.pol.(waiter); ok {
+		w.Waits(q.p, it.Rank())
+	}
+	n, tokens := 0, 0
+	for _, q := range s.queues {
+		n, tokens = n+q.Len(), tokens+q.PendingTokens()
+	}
+	s.maxQueue, s.maxQueuedTokens = max(s.maxQueue, n), max(s.maxQueuedTokens, tokens)
 	if evicted != nil {
+		s.abandon(evicted.Value.p)
 		s.reject(evicted.Value.id, apierr.New(429, apierr.TypeShed, "shed"))
 	}
 	s.events.push(event{at: it.Deadline().Sub(epoch), kind: evExpire})
 }
 
-// release dispatches every queued request the policy now admits.
+// release dispatches every queued request the policy now admits. Several
+// queues (one per picker replica) take turns being first, and each one's
+// releases are dispatched before the next looks: a replica sees its own
+// dispatches at once and a peer's only as sync delivers them.
 func (s *sim) release() {
-	if s.queue == nil || s.queue.Len() == 0 {
+	for k := range s.queues {
+		s.releaseQueue(s.queues[(s.turn+k)%len(s.queues)])
+	}
+	if len(s.queues) > 0 {
+		s.turn = (s.turn + 1) % len(s.queues)
+	}
+}
+
+// releaseQueue dispatches what one queue's policy now admits.
+func (s *sim) releaseQueue(queue *admission.Core[*queued]) {
+	if queue.Len() == 0 {
 		return
 	}
-	items := s.queue.Release(s.clock(), func(it *admission.Item[*queued]) bool {
+	items := queue.Release(s.clock(), func(it *admission.Item[*queued]) bool {
 		return s.pol.Admissible(it.Value.p)
 	})
 	for _, it := range items {
@@ -233,8 +273,18 @@ func (s *sim) release() {
 }
 
 func (s *sim) expire() {
-	for _, it := range s.queue.Expire(s.clock()) {
-		s.reject(it.Value.id, apierr.New(429, apierr.TypeQueueTimeout, "queue timeout"))
+	for _, queue := range s.queues {
+		for _, it := range queue.Expire(s.clock()) {
+			s.abandon(it.Value.p)
+			s.reject(it.Value.id, apierr.New(429, apierr.TypeQueueTimeout, "queue timeout"))
+		}
+	}
+}
+
+// abandon tells the policy a queued request leaves unrouted.
+func (s *sim) abandon(p Pending) {
+	if w, ok := s.pol.(waiter); ok {
+		w.Abandon(p)
 	}
 }
 

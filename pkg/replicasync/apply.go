@@ -14,6 +14,7 @@ type origin struct {
 	last  uint64    // highest Seq applied in this epoch
 	seen  time.Time // last event applied
 	reqs  map[uint64]*remoteRequest
+	waits map[uint64]*peerWait // its requests waiting in its admission queue
 }
 
 // remoteRequest is a peer's request counted in this replica's active work.
@@ -29,11 +30,13 @@ type remoteRequest struct {
 func (r *Replica) Apply(peer string, evs []Event) {
 	now := r.opts.Now()
 	r.rmu.Lock()
-	defer r.rmu.Unlock()
 	for i := range evs {
 		r.applyOne(peer, &evs[i], now)
 	}
 	r.publish()
+	left := r.takeWaitsLeft()
+	r.rmu.Unlock()
+	r.notifyWaits(left)
 }
 
 func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {
@@ -43,7 +46,7 @@ func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {
 	}
 	o := r.origins[ev.Origin]
 	if o == nil {
-		o = &origin{reqs: map[uint64]*remoteRequest{}}
+		o = &origin{reqs: map[uint64]*remoteRequest{}, waits: map[uint64]*peerWait{}}
 		r.origins[ev.Origin] = o
 	}
 	o.peer, o.seen = peer, now
@@ -64,6 +67,10 @@ func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {
 		applied = r.freed(o, ev)
 	case KindPredicted:
 		r.predicted(ev, now)
+	case KindWaiting:
+		r.waiting(o, ev, now)
+	case KindLeft:
+		applied = r.left(o, ev)
 	}
 	if applied {
 		telemetry.ReplicaSyncApplied.WithLabelValues(ev.Kind.String()).Inc()
@@ -77,7 +84,7 @@ func (r *Replica) foreign(ev *Event) string {
 	switch {
 	case ev.Origin == r.opts.ID:
 		return "own"
-	case ev.Origin == "" || ev.Kind < KindAdded || ev.Kind > KindPredicted:
+	case ev.Origin == "" || !ev.Kind.Valid():
 		return "invalid"
 	}
 	return ""
@@ -140,6 +147,9 @@ func (r *Replica) restart(o *origin) {
 }
 
 func (r *Replica) freeAll(o *origin, reason string) {
+	for id := range o.waits {
+		r.unwait(o, id)
+	}
 	for id, q := range o.reqs {
 		q.h.Free()
 		delete(o.reqs, id)
@@ -149,6 +159,7 @@ func (r *Replica) freeAll(o *origin, reason string) {
 }
 
 func (r *Replica) added(o *origin, ev *Event, now time.Time) {
+	r.unwait(o, ev.Request) // it was waiting in the origin's queue: routed now
 	if q := o.reqs[ev.Request]; q != nil {
 		if q.endpoint == ev.Endpoint {
 			q.last = now // a snapshot or resend of what is counted already
@@ -206,7 +217,6 @@ func (r *Replica) predicted(ev *Event, now time.Time) {
 // hold that cache. Safe for concurrent use.
 func (r *Replica) ExpirePeer(peer string) {
 	r.rmu.Lock()
-	defer r.rmu.Unlock()
 	for name, o := range r.origins {
 		if name == peer || o.peer == peer {
 			r.freeAll(o, "peer")
@@ -214,6 +224,9 @@ func (r *Replica) ExpirePeer(peer string) {
 		}
 	}
 	r.publish()
+	left := r.takeWaitsLeft()
+	r.rmu.Unlock()
+	r.notifyWaits(left)
 }
 
 // Tick is the periodic upkeep (the router's Tick calls it, in real and
@@ -233,12 +246,15 @@ func (r *Replica) Tick(now time.Time) {
 				telemetry.ReplicaSyncExpired.WithLabelValues("orphan").Inc()
 			}
 		}
-		if len(o.reqs) == 0 && o.seen.Before(cutoff) {
+		if len(o.reqs) == 0 && len(o.waits) == 0 && o.seen.Before(cutoff) {
 			delete(r.origins, name)
 		}
 	}
+	r.expireWaits(now)
 	r.publish()
+	left := r.takeWaitsLeft()
 	r.rmu.Unlock()
+	r.notifyWaits(left)
 	if n := r.expireOwn(now); n > 0 {
 		r.opts.Log.Info("ended own requests the router lost track of towards peers", "requests", n)
 	}

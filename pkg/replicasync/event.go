@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/admission"
 )
 
 // Kind is one step of a routed request's lifecycle.
@@ -51,7 +52,19 @@ const (
 	// KindPredicted: the origin recorded IndexChain at Endpoint as predicted
 	// cache; no active work (a snapshot's recent prefixes).
 	KindPredicted
+	// KindWaiting: the request waits in the origin's admission queue (Model,
+	// Priority, Class set; At is when it was queued). Its KindAdded, or a
+	// KindLeft, ends the wait.
+	KindWaiting
+	// KindLeft: the request left the origin's queue without being routed
+	// (timed out, shed, or its client went away).
+	KindLeft
+
+	lastKind = KindLeft
 )
+
+// Valid reports whether k is a kind this version knows.
+func (k Kind) Valid() bool { return k >= KindAdded && k <= lastKind }
 
 // String names the kind (metric labels, logs).
 func (k Kind) String() string {
@@ -64,6 +77,10 @@ func (k Kind) String() string {
 		return "freed"
 	case KindPredicted:
 		return "predicted"
+	case KindWaiting:
+		return "waiting"
+	case KindLeft:
+		return "left"
 	}
 	return "unknown"
 }
@@ -92,6 +109,11 @@ type Event struct {
 	// Endpoint (KindAdded, KindPredicted; nil on the events path, where
 	// engines report to every replica).
 	IndexChain []uint64
+	// Model, Priority and Class place a waiting request in the fleet's
+	// queue order (KindWaiting; see admission.Rank).
+	Model    string
+	Priority int
+	Class    int
 }
 
 // Transport carries this replica's events to its peers. Run calls Broadcast
@@ -113,4 +135,22 @@ type Recorder interface {
 	PrefillDone(id uint64)
 	// Freed: request id ended.
 	Freed(id uint64)
+}
+
+// QueueOrder keeps the fleet's admission queues in one order: each replica
+// tells its peers which of its requests wait and at what rank, and holds its
+// own request back while a peer has one ranked before it waiting for the
+// same model. Without it each replica serves its own third of the queue in
+// order, and when capacity frees, the replica that hears first releases its
+// best request, not the fleet's. A router whose Recorder also implements
+// QueueOrder uses it.
+type QueueOrder interface {
+	// Waiting: request id waits in this replica's queue for model at rank.
+	// The id is the one its Added will carry when it is routed.
+	Waiting(id uint64, model string, rank admission.Rank)
+	// Left: request id left the queue without being routed.
+	Left(id uint64)
+	// Ahead reports whether a peer has a request for model waiting that
+	// goes before rank.
+	Ahead(model string, rank admission.Rank) bool
 }

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/telemetry"
@@ -36,6 +37,13 @@ type Options struct {
 	// PredictedTTL is how long a predicted claim lasts (kv.predictedTTL): a
 	// snapshot carries only prefixes recorded within it.
 	PredictedTTL time.Duration
+	// MaxWait is the admission queue's longest wait (admission.maxQueueWait):
+	// a peer's request still waiting after twice this lost its end event.
+	MaxWait time.Duration
+	// OnChange, when set, runs after a peer's queued request stopped
+	// waiting (the router's Notify: a request held back may go now). It
+	// runs without this Replica's locks held.
+	OnChange func()
 }
 
 func (o *Options) setDefaults() {
@@ -58,6 +66,9 @@ func (o *Options) setDefaults() {
 	if o.PredictedTTL <= 0 {
 		o.PredictedTTL = defaults.KV.PredictedTTL.Duration
 	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = defaults.Admission.MaxQueueWait.Duration
+	}
 }
 
 // Replica is one picker's side of replica sync: it implements Recorder for
@@ -67,14 +78,18 @@ type Replica struct {
 	epoch uint64
 	out   chan Event
 
-	mu     sync.Mutex // the send side: sequence, own in-flight table, recent prefixes
+	mu     sync.Mutex // the send side: sequence, own in-flight and waiting tables, recent prefixes
 	seq    uint64
 	own    map[uint64]ownRequest
+	waits  map[uint64]ownWait
 	chains chainRing
 
-	rmu     sync.Mutex // the apply side
-	origins map[string]*origin
-	remote  int // peers' requests counted
+	rmu       sync.Mutex // the apply side
+	origins   map[string]*origin
+	remote    int                       // peers' requests counted
+	best      map[string]admission.Rank // first waiting rank per model among peers (see Ahead)
+	bestDirty bool                      // best needs recomputing
+	waitsLeft bool                      // a peer's wait ended since OnChange last ran
 }
 
 // ownRequest is one of this replica's requests in flight, for snapshots.
@@ -95,7 +110,8 @@ func New(o Options) (*Replica, error) {
 	}
 	o.setDefaults()
 	r := &Replica{opts: o, epoch: uint64(o.Now().UnixNano()), out: make(chan Event, o.Sync.QueueLength),
-		own: map[uint64]ownRequest{}, chains: newChainRing(o.Sync.SnapshotChains), origins: map[string]*origin{}}
+		own: map[uint64]ownRequest{}, waits: map[uint64]ownWait{}, chains: newChainRing(o.Sync.SnapshotChains),
+		origins: map[string]*origin{}, best: map[string]admission.Rank{}}
 	return r, nil
 }
 
@@ -106,6 +122,7 @@ func (r *Replica) ID() string { return r.opts.ID }
 func (r *Replica) Added(id uint64, endpoint string, w activework.Work, indexChain []uint64) {
 	now := r.opts.Now()
 	r.mu.Lock()
+	delete(r.waits, id) // routed: its wait (if it waited) ends with this Added
 	r.own[id] = ownRequest{endpoint: endpoint, work: w, at: now, last: now}
 	r.chains.push(endpoint, indexChain, now)
 	r.emit(Event{Kind: KindAdded, Request: id, At: now, Endpoint: endpoint, Work: w, IndexChain: indexChain})

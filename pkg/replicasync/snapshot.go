@@ -53,7 +53,8 @@ func (c *chainRing) since(cutoff time.Time) []chainRec {
 // Snapshot is what a joining peer needs from this replica: the predicted
 // prefixes recorded within kv.predictedTTL (KindPredicted, oldest first, at
 // most Sync.SnapshotChains), then each request in flight as KindAdded and,
-// once its first token came, KindPrefillDone. Every event has Seq 0 (state,
+// once its first token came, KindPrefillDone, then each request waiting in
+// its queue as KindWaiting. Every event has Seq 0 (state,
 // not a step: see the package comment), so applying a snapshot next to the
 // live stream counts nothing twice. Safe to call at any time.
 func (r *Replica) Snapshot() []Event {
@@ -77,7 +78,7 @@ func (r *Replica) Snapshot() []Event {
 			evs = append(evs, r.state(Event{Kind: KindPrefillDone, Request: id, At: o.last}))
 		}
 	}
-	return evs
+	return r.snapshotWaits(evs)
 }
 
 // state stamps a snapshot event: this origin and epoch, Seq 0.

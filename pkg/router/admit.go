@@ -1,12 +1,20 @@
 package router
 
 import (
+	"time"
+
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 )
 
-// canDispatch is the admission queue's predicate for a queued request.
-func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool { return r.Admissible(it.Value) }
+// canDispatch is the admission queue's predicate for a request: queued, or
+// on the fast path (not queued yet).
+func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool {
+	if it.Queued() {
+		r.Waits(it.Value, it.Rank())
+	}
+	return r.Admissible(it.Value)
+}
 
 // Admissible reports whether p may be dispatched now: the queue-threshold
 // gate over the endpoints eligible for it (busy endpoints count as full: with
@@ -14,7 +22,10 @@ func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool { return r.Admi
 // by its length and wait, instead of answering 503 at once). When it returns
 // true it has reserved p's prompt tokens on an endpoint until p is chosen
 // (active work counts them from then) or fails. Callers that run their own
-// queue (the virtual-time simulator drives admission.Core) call it directly.
+// queue (the virtual-time simulator drives admission.Core) call it directly,
+// and Waits for a request they queue. With the shared queue order
+// (queueorder.go) p is also held back while a peer replica has a request
+// ranked before it waiting, and peers hear when p starts to wait.
 func (r *Router) Admissible(p *Prepared) bool {
 	if r.gate == nil {
 		return true
@@ -34,7 +45,17 @@ func (r *Router) Admissible(p *Prepared) bool {
 		loads[i] = admission.Load{Endpoint: c.Key(), PrefillTokens: c.Active.PrefillTokens,
 			MaxBatched: scheduler.MaxBatched(c), Busy: r.sched.Busy(c)}
 	}
-	return r.gate.Admit(p, p.Req.PromptTokens, loads)
+	if !r.gate.Admit(p, p.Req.PromptTokens, loads) {
+		p.wait.held = time.Time{}
+		r.announce(p)
+		return false
+	}
+	if r.heldForPeers(p) {
+		r.gate.Release(p)
+		r.announce(p)
+		return false
+	}
+	return true
 }
 
 // unreserve drops p's admission reservation, if any.

@@ -78,6 +78,7 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 	d, err := r.choose(p)
 	if err != nil {
 		r.unreserve(p)
+		r.Abandon(p)
 		return nil, err
 	}
 	d.Commit()
@@ -149,7 +150,10 @@ func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
 	d.handle.Hold()
 	if r.deps.Sync != nil {
-		d.syncID = r.syncIDs.Add(1)
+		d.syncID = p.wait.id // a request that waited is routed under the id peers know it by
+		if d.syncID == 0 {
+			d.syncID = r.syncIDs.Add(1)
+		}
 		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), r.predictedChain(p, d.primary))
 	}
 	if p.Session != "" {

@@ -126,6 +126,9 @@ func (d *Decision) Done(error) {
 		return
 	}
 	d.done = true
+	if !d.committed {
+		d.r.Abandon(d.p) // never sent: peers must stop holding their queues for it
+	}
 	d.handle.Free()
 	d.r.publishActive(d.handle.Endpoint())
 	if d.syncID != 0 {

@@ -35,6 +35,8 @@ type Prepared struct {
 	// sized the prompt's chains at the view's other sizes.
 	view  *sizeView
 	sized []sizedChain
+	// wait is its place in the fleet's queue order (see queueorder.go).
+	wait waitState
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.

@@ -60,6 +60,7 @@ type Router struct {
 	deps     Deps
 	queue    *admission.Queue[*Prepared] // nil when queueing is off
 	gate     *admission.Gate[*Prepared]  // the queue threshold; nil when queueing is off
+	order    replicasync.QueueOrder      // the queue order shared with peers; nil when not shared
 	sessions *sessions
 	stride   int                 // index every stride-th block (v1alpha1 KV.IndexStride)
 	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
@@ -111,6 +112,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 			r.queue.SetWork(r.PrefillWork)
 		}
 	}
+	r.initQueueOrder()
 	telemetry.StartPool(d.Pool, cfg.KV.Observation)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
 	if _, remote := d.Tokenizer.(*tokenize.Pool); remote {
@@ -154,11 +156,13 @@ func (r *Router) Route(ctx context.Context, in *route.Input) (route.Decision, er
 		return nil, r.reject(err)
 	}
 	if err := r.admit(ctx, p); err != nil {
+		r.Abandon(p)
 		return nil, r.reject(err)
 	}
 	d, err := r.choose(p)
 	if err != nil {
 		r.unreserve(p)
+		r.Abandon(p)
 		return nil, r.reject(err)
 	}
 	return d, nil // the stream commits it once the answer is on its way
@@ -214,6 +218,9 @@ func (r *Router) Tick(now time.Time) {
 	}
 	if t, ok := r.deps.Sync.(interface{ Tick(time.Time) }); ok {
 		t.Tick(now)
+	}
+	if r.order != nil {
+		r.Notify() // a request held for a peer past replicaSync.queueYield may go now
 	}
 	// Work changes that no decision of this router publishes (a peer's,
 	// applied by replica sync; orphans freed above) reach the gauges here.

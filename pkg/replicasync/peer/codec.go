@@ -17,11 +17,18 @@ import (
 //	event: origin string | seq | epoch | kind byte | request | at (signed varint, unix ns; 0 = zero time) |
 //	       endpoint string | promptTokens | uncachedTokens | expectedOutput | blockSize |
 //	       nBlocks | nBlocks × uint64 (little endian) | nChain | nChain × uint64 (little endian)
+//	       [version 2 only: model string | priority (signed varint) | class (signed varint)]
 //	string: length | bytes
+//
+// Version 2 adds the queue-order kinds (waiting, left) and their fields. A
+// batch is sent as version 1 unless it carries one of them, so a replica of
+// the previous release still applies every batch it can understand during a
+// rolling upgrade (and refuses, with a clear error, the ones it cannot).
 //
 // Decoding checks every length against the bytes left before allocating.
 const (
-	wireVersion = 1
+	wireVersion1 = 1
+	wireVersion  = 2 // the newest version this build reads and writes
 	// flagSnapshot marks the first batch of a stream: it and the batches
 	// flagged flagSnapshotMore after it are the sender's whole in-flight work.
 	flagSnapshot = 1 << 0
@@ -42,15 +49,22 @@ var errShort = errors.New("truncated")
 
 // appendBatch encodes b onto dst.
 func appendBatch(dst []byte, b *batch) []byte {
-	dst = append(dst, wireVersion, b.Flags)
+	v := byte(wireVersion1)
+	for i := range b.Events {
+		if b.Events[i].Kind > replicasync.KindPredicted {
+			v = wireVersion
+			break
+		}
+	}
+	dst = append(dst, v, b.Flags)
 	dst = binary.AppendUvarint(dst, uint64(len(b.Events)))
 	for i := range b.Events {
-		dst = appendEvent(dst, &b.Events[i])
+		dst = appendEvent(dst, &b.Events[i], v)
 	}
 	return dst
 }
 
-func appendEvent(dst []byte, e *replicasync.Event) []byte {
+func appendEvent(dst []byte, e *replicasync.Event, version byte) []byte {
 	dst = appendString(dst, e.Origin)
 	dst = binary.AppendUvarint(dst, e.Seq)
 	dst = binary.AppendUvarint(dst, e.Epoch)
@@ -66,7 +80,13 @@ func appendEvent(dst []byte, e *replicasync.Event) []byte {
 		dst = binary.AppendUvarint(dst, uint64(max(v, 0)))
 	}
 	dst = appendHashes(dst, e.Work.Blocks)
-	return appendHashes(dst, e.IndexChain)
+	dst = appendHashes(dst, e.IndexChain)
+	if version >= wireVersion {
+		dst = appendString(dst, e.Model)
+		dst = binary.AppendVarint(dst, int64(e.Priority))
+		dst = binary.AppendVarint(dst, int64(e.Class))
+	}
+	return dst
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -84,15 +104,16 @@ func appendHashes(dst []byte, hs []uint64) []byte {
 
 // encodedSize is an upper bound of e's encoded size, for splitting batches.
 func encodedSize(e *replicasync.Event) int {
-	return 80 + len(e.Origin) + len(e.Endpoint) + 8*(len(e.Work.Blocks)+len(e.IndexChain))
+	return 100 + len(e.Origin) + len(e.Endpoint) + len(e.Model) + 8*(len(e.Work.Blocks)+len(e.IndexChain))
 }
 
 // decodeBatch parses one batch. It never panics and allocates no more than
 // the input's length justifies; the result shares no memory with data.
 func decodeBatch(data []byte) (*batch, error) {
 	r := reader{buf: data}
-	if v := r.byte(); r.err == nil && v != wireVersion {
-		return nil, fmt.Errorf("peer batch: unknown wire version %d (want %d)", v, wireVersion)
+	r.version = r.byte()
+	if r.err == nil && (r.version < wireVersion1 || r.version > wireVersion) {
+		return nil, fmt.Errorf("peer batch: unknown wire version %d (this build reads %d to %d)", r.version, wireVersion1, wireVersion)
 	}
 	b := &batch{Flags: r.byte()}
 	n := r.count(minEventSize)
@@ -115,8 +136,9 @@ func decodeBatch(data []byte) (*batch, error) {
 const minEventSize = 14
 
 type reader struct {
-	buf []byte
-	err error
+	buf     []byte
+	err     error
+	version byte
 }
 
 func (r *reader) fail(err error) {
@@ -210,8 +232,8 @@ func (r *reader) event(e *replicasync.Event) {
 	e.Seq = r.uvarint()
 	e.Epoch = r.uvarint()
 	e.Kind = replicasync.Kind(r.byte())
-	if r.err == nil && (e.Kind < replicasync.KindAdded || e.Kind > replicasync.KindPredicted) {
-		r.fail(fmt.Errorf("unknown event kind %d", e.Kind))
+	if r.err == nil && (!e.Kind.Valid() || r.version == wireVersion1 && e.Kind > replicasync.KindPredicted) {
+		r.fail(fmt.Errorf("unknown event kind %d in a version %d batch", e.Kind, r.version))
 	}
 	e.Request = r.uvarint()
 	if at := r.varint(); at != 0 && at != math.MinInt64 {
@@ -222,4 +244,19 @@ func (r *reader) event(e *replicasync.Event) {
 		ExpectedOutput: r.int("expectedOutput"), BlockSize: r.int("blockSize")}
 	e.Work.Blocks = r.hashes()
 	e.IndexChain = r.hashes()
+	if r.version >= wireVersion {
+		e.Model = r.str("model")
+		e.Priority = r.smallInt("priority")
+		e.Class = r.smallInt("class")
+	}
+}
+
+// smallInt reads a signed varint that must fit in ±maxInt.
+func (r *reader) smallInt(field string) int {
+	v := r.varint()
+	if r.err == nil && (v >= maxInt || v <= -maxInt) {
+		r.fail(fmt.Errorf("%s: %d out of range", field, v))
+		return 0
+	}
+	return int(v)
 }

@@ -32,6 +32,12 @@ func TestCodecRoundTrip(t *testing.T) {
 			{Origin: "replica-x", Kind: replicasync.KindPredicted, Endpoint: "e", IndexChain: []uint64{9}},
 			{Origin: "replica-x", Seq: 1 << 40, Kind: replicasync.KindFreed, Request: 1<<64 - 1, At: time.Unix(0, -5)},
 		}}},
+		{"queue order (version 2)", batch{Events: []replicasync.Event{
+			added("replica-y", 1, 1),
+			{Origin: "replica-y", Seq: 2, Kind: replicasync.KindWaiting, Request: 2, At: time.Unix(1700000000, 5),
+				Model: "qwen3-32b", Priority: -3, Class: 25},
+			{Origin: "replica-y", Seq: 3, Kind: replicasync.KindLeft, Request: 2, At: time.Unix(1700000001, 0)},
+		}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,17 +58,24 @@ func TestDecodeRefusesMalformed(t *testing.T) {
 	long := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: strings.Repeat("x", maxString+1), Kind: replicasync.KindFreed}}})
 	badKind := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: "a", Kind: replicasync.KindFreed}}})
 	badKind[5+1+1] = 9 // version, flags, count, len("a")=1, 'a', seq=0, epoch=0 -> kind byte
+	v1Waiting := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: "a", Kind: replicasync.KindFreed}}})
+	v1Waiting[5+1+1] = byte(replicasync.KindWaiting) // a version 1 batch cannot carry it
+	hugeClass := appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: "a", Kind: replicasync.KindWaiting}}})
+	hugeClass = binary.AppendVarint(hugeClass[:len(hugeClass)-1], 1<<40)
 	tests := []struct {
 		name, want string
 		data       []byte
 	}{
 		{"empty", "truncated", nil},
 		{"unknown version", "wire version 7", []byte{7, 0, 0}},
+		{"version 0", "wire version 0", []byte{0, 0, 0}},
 		{"truncated event", "", good[:len(good)-3]},
 		{"trailing bytes", "trailing", append(append([]byte{}, good...), 0)},
 		{"count beyond input", "exceeds", binary.AppendUvarint([]byte{1, 0}, 1<<40)},
 		{"origin too long", "origin", long},
 		{"unknown kind", "kind 9", badKind},
+		{"new kind in an old version", "kind 5 in a version 1 batch", v1Waiting},
+		{"class out of range", "class", hugeClass},
 		{"bad varint", "varint", []byte{1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
 	}
 	for _, tc := range tests {
@@ -84,5 +97,18 @@ func TestCodecRefusesOtherTypes(t *testing.T) {
 	}
 	if err := (codec{}).Unmarshal([]byte{1, 0, 0}, new(int)); err == nil {
 		t.Fatal("unmarshalled into an int")
+	}
+}
+
+// A batch without queue-order events is sent as version 1, which the previous
+// release reads; one with them is version 2.
+func TestBatchVersionFollowsKinds(t *testing.T) {
+	old := appendBatch(nil, &batch{Events: []replicasync.Event{added("a", 1, 7)}})
+	if old[0] != wireVersion1 {
+		t.Fatalf("plain batch sent as version %d, want %d", old[0], wireVersion1)
+	}
+	queued := appendBatch(nil, &batch{Events: []replicasync.Event{added("a", 1, 7), {Origin: "a", Seq: 2, Kind: replicasync.KindLeft, Request: 7}}})
+	if queued[0] != wireVersion {
+		t.Fatalf("queue-order batch sent as version %d, want %d", queued[0], wireVersion)
 	}
 }

@@ -1,0 +1,41 @@
+package admission
+
+import (
+	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+)
+
+// Rank is a queued request's place in release order, comparable across
+// queues: picker replicas exchange ranks so that the fleet's queued requests
+// go in one order, not in one order per replica.
+type Rank struct {
+	// Priority: higher goes first.
+	Priority int
+	// Class is the wspt work class (smaller goes first); 0 for every item
+	// under fcfs.
+	Class int
+	// Enqueued breaks ties: earlier goes first.
+	Enqueued time.Time
+}
+
+// Before reports whether a goes before b.
+func (a Rank) Before(b Rank) bool {
+	switch {
+	case a.Priority != b.Priority:
+		return a.Priority > b.Priority
+	case a.Class != b.Class:
+		return a.Class < b.Class
+	}
+	return a.Enqueued.Before(b.Enqueued)
+}
+
+// Rank is the item's place in its queue's release order. Only meaningful
+// while it is queued; not safe concurrently with its Core's methods.
+func (it *Item[T]) Rank() Rank {
+	r := Rank{Priority: it.Priority, Enqueued: it.enqueued}
+	if it.owner != nil && it.owner.opts.Order == v1.QueueWSPT {
+		r.Class = it.class
+	}
+	return r
+}

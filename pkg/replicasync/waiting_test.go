@@ -1,0 +1,128 @@
+package replicasync
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/admission"
+)
+
+// waitEv is origin "a"'s request req waiting for model at class, queued at t0+ms.
+func waitEv(seq, req uint64, model string, class int, ms int) Event {
+	return Event{Origin: "a", Epoch: 1, Seq: seq, Kind: KindWaiting, Request: req, Model: model, Class: class,
+		At: t0.Add(time.Duration(ms) * time.Millisecond)}
+}
+
+// TestAheadFollowsPeersWaits: which of B's requests a peer's waiting ones go
+// before, and when a wait ends.
+func TestAheadFollowsPeersWaits(t *testing.T) {
+	mine := admission.Rank{Class: 20, Enqueued: t0.Add(5 * time.Millisecond)}
+	cases := []struct {
+		name  string
+		evs   []Event
+		model string
+		rank  admission.Rank
+		ahead bool
+	}{
+		{"nothing waits", nil, "m", mine, false},
+		{"smaller class waits", []Event{waitEv(1, 1, "m", 19, 9)}, "m", mine, true},
+		{"larger class waits", []Event{waitEv(1, 1, "m", 21, 0)}, "m", mine, false},
+		{"same class, queued earlier", []Event{waitEv(1, 1, "m", 20, 1)}, "m", mine, true},
+		{"same class, queued later", []Event{waitEv(1, 1, "m", 20, 9)}, "m", mine, false},
+		{"another model's wait does not hold this one", []Event{waitEv(1, 1, "other", 1, 0)}, "m", mine, false},
+		{"higher priority waits", []Event{func() Event { e := waitEv(1, 1, "m", 40, 9); e.Priority = 1; return e }()}, "m", mine, true},
+		{"routed: its added ends the wait", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindAdded, 1, e1)}, "m", mine, false},
+		{"left the queue", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindLeft, 1, "")}, "m", mine, false},
+		{"one of two left", []Event{waitEv(1, 1, "m", 1, 0), waitEv(2, 2, "m", 19, 0), ev(3, KindLeft, 1, "")}, "m", mine, true},
+		{"the peer restarted", []Event{waitEv(1, 1, "m", 1, 0), withEpoch(ev(1, KindAdded, 5, e1), 2)}, "m", mine, false},
+		{"a fast-path arrival waits behind any wait of its priority", []Event{waitEv(1, 1, "m", 60, 9)}, "m",
+			admission.Rank{Class: int(^uint(0) >> 1), Enqueued: t0.Add(time.Second)}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "b", nil)
+			f.r.Apply("a", tc.evs)
+			if got := f.r.Ahead(tc.model, tc.rank); got != tc.ahead {
+				t.Fatalf("Ahead = %v, want %v (peers waiting: %d)", got, tc.ahead, f.r.PeersWaiting())
+			}
+		})
+	}
+}
+
+// A held-back request is released when a peer's wait ends: OnChange runs on
+// Left, on the Added that routes it, on the peer's expiry and on the wait's
+// own expiry, and not on events that end no wait.
+func TestWaitEndsNotify(t *testing.T) {
+	f := newFixture(t, "b", nil)
+	n := 0
+	f.r.opts.OnChange = func() { n++ }
+	f.r.Apply("a", []Event{waitEv(1, 1, "m", 1, 0), waitEv(2, 2, "m", 1, 0), waitEv(3, 3, "m", 1, 0)})
+	if n != 0 {
+		t.Fatalf("waits notified %d times", n)
+	}
+	f.r.Apply("a", []Event{ev(4, KindLeft, 1, "")})
+	f.r.Apply("a", []Event{ev(5, KindAdded, 2, e1)})
+	if n != 2 {
+		t.Fatalf("after left and added: %d notifications, want 2", n)
+	}
+	f.r.Apply("a", []Event{ev(6, KindLeft, 9, "")}) // unknown: nothing ends
+	if n != 2 {
+		t.Fatalf("an unknown left notified")
+	}
+	f.clk.add(2*f.r.opts.MaxWait + time.Second)
+	f.r.Tick(f.clk.Now())
+	if n != 3 || f.r.PeersWaiting() != 0 {
+		t.Fatalf("expiry: %d notifications, %d waiting; want 3, 0", n, f.r.PeersWaiting())
+	}
+	f.r.Apply("a", []Event{waitEv(7, 4, "m", 1, 0)})
+	f.r.ExpirePeer("a")
+	if n != 4 || f.r.Ahead("m", admission.Rank{Class: 50}) {
+		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", admission.Rank{Class: 50}))
+	}
+}
+
+// The sender's side: Waiting and Left are numbered events, Added ends a
+// wait, a snapshot carries what still waits, and a peer applying the
+// snapshot sees it.
+func TestWaitingSentAndSnapshotted(t *testing.T) {
+	a := newFixture(t, "a", nil)
+	at := t0.Add(time.Millisecond)
+	a.r.Waiting(1, "m", admission.Rank{Priority: 2, Class: 7, Enqueued: at})
+	a.r.Waiting(2, "m", admission.Rank{Class: 9, Enqueued: at})
+	a.r.Waiting(3, "m", admission.Rank{Class: 11, Enqueued: at})
+	a.r.Added(1, e1, work(64), nil)
+	a.r.Left(2)
+	a.r.Left(2) // once only
+	var c capture
+	a.r.Flush(&c)
+	kinds := []Kind{}
+	for _, e := range c.evs {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []Kind{KindWaiting, KindWaiting, KindWaiting, KindAdded, KindLeft}
+	if len(kinds) != len(want) {
+		t.Fatalf("sent %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("sent %v, want %v", kinds, want)
+		}
+	}
+	if e := c.evs[0]; e.Model != "m" || e.Priority != 2 || e.Class != 7 || !e.At.Equal(at) {
+		t.Fatalf("waiting event %+v", e)
+	}
+	var waits []Event
+	for _, e := range a.r.Snapshot() {
+		if e.Kind == KindWaiting {
+			waits = append(waits, e)
+		}
+	}
+	if len(waits) != 1 || waits[0].Request != 3 || waits[0].Seq != 0 {
+		t.Fatalf("snapshot waits %+v, want request 3 only, as state", waits)
+	}
+	b := newFixture(t, "b", nil)
+	b.r.Apply("a", a.r.Snapshot())
+	if !b.r.Ahead("m", admission.Rank{Class: 12}) || b.r.Ahead("m", admission.Rank{Class: 10}) {
+		t.Fatal("a snapshot's wait does not order the peer's queue")
+	}
+}

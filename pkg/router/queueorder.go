@@ -1,0 +1,79 @@
+package router
+
+import (
+	"math"
+	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/replicasync"
+)
+
+// waitState is a request's part in the queue order shared with peer
+// replicas. The admission queue's lock serialises every access.
+type waitState struct {
+	rank   admission.Rank
+	queued bool      // rank is set: the request waits in this replica's queue
+	id     uint64    // announced to peers under this id (0: not announced); its Added reuses it
+	held   time.Time // since when it could go but a peer's request ranked first (zero: not held)
+}
+
+// initQueueOrder turns the shared queue order on when the router queues and
+// its replica sync can carry it.
+func (r *Router) initQueueOrder() {
+	if r.gate == nil || r.cfg.ReplicaSync.QueueOrder != v1.QueueOrderShared {
+		return
+	}
+	if o, ok := r.deps.Sync.(replicasync.QueueOrder); ok {
+		r.order = o
+	}
+}
+
+// Waits notes that p waits in a queue at rank: the simulator's queue calls
+// it (the real-time queue is read through canDispatch).
+func (r *Router) Waits(p *Prepared, rank admission.Rank) {
+	p.wait.rank, p.wait.queued = rank, true
+}
+
+// heldForPeers reports whether p, which the gate would admit, must give way
+// to a peer's request ranked before it, and remembers for how long it has.
+// A request not yet queued (the fast path) gives way to any peer's waiting
+// request of its priority or higher: it joins the queue, where its rank
+// decides. queueYield bounds the hold, so a peer's request that cannot use
+// this capacity does not stall the queue.
+func (r *Router) heldForPeers(p *Prepared) bool {
+	if r.order == nil {
+		return false
+	}
+	now := r.deps.Now()
+	rank := p.wait.rank
+	if !p.wait.queued {
+		rank = admission.Rank{Priority: p.Priority, Class: math.MaxInt, Enqueued: now}
+	}
+	if !r.order.Ahead(p.Req.Model, rank) {
+		p.wait.held = time.Time{}
+		return false
+	}
+	if p.wait.held.IsZero() {
+		p.wait.held = now
+	}
+	return now.Sub(p.wait.held) < r.cfg.ReplicaSync.QueueYield.Duration
+}
+
+// announce tells peers that p waits here, once, when it is queued.
+func (r *Router) announce(p *Prepared) {
+	if r.order != nil && p.wait.queued && p.wait.id == 0 {
+		p.wait.id = r.syncIDs.Add(1)
+		r.order.Waiting(p.wait.id, p.Req.Model, p.wait.rank)
+	}
+}
+
+// Abandon tells peers that p left the queue without being routed (timed
+// out, shed, client gone, or choosing failed). Idempotent; a no-op for a
+// request never announced.
+func (r *Router) Abandon(p *Prepared) {
+	if r.order != nil && p.wait.id != 0 {
+		r.order.Left(p.wait.id)
+		p.wait.id = 0
+	}
+}

@@ -1,0 +1,160 @@
+package router
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/admission"
+)
+
+// orderFake is a Recorder and QueueOrder whose peers' queue is set by the test.
+type orderFake struct {
+	recorder
+	ahead bool // a peer's request goes before any asked rank
+}
+
+func (o *orderFake) Waiting(id uint64, model string, rank admission.Rank) {
+	o.note("waiting %d %s class=%d", id, model, rank.Class)
+}
+func (o *orderFake) Left(id uint64)                    { o.note("left %d", id) }
+func (o *orderFake) Ahead(string, admission.Rank) bool { return o.ahead }
+
+// queued prepares a request of n words and puts it in a simulated queue at class.
+func queuedN(t *testing.T, f *fixture, class, n int) *Prepared {
+	t.Helper()
+	p, err := f.r.Prepare(context.Background(), input(words("q", n), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r.Waits(p, admission.Rank{Class: class, Enqueued: f.clock()})
+	return p
+}
+
+func queued(t *testing.T, f *fixture, class int) *Prepared { return queuedN(t, f, class, 300) }
+
+// TestSharedQueueOrder: a request that could go waits while a peer has one
+// ranked first, for at most queueYield; peers hear of a request once it
+// waits, under the id its Added then carries, and hear when it leaves.
+func TestSharedQueueOrder(t *testing.T) {
+	queueing := func(order string) func(*v1.Config) {
+		return func(c *v1.Config) { th := 0.25; c.Admission.QueueThreshold = &th; c.ReplicaSync.QueueOrder = order }
+	}
+	t.Run("held for a peer, then routed under its announced id", func(t *testing.T) {
+		f := newFixture(t, 2, nil)
+		o := &orderFake{ahead: true}
+		withSync(t, f, o, queueing(v1.QueueOrderShared))
+		p := queued(t, f, 7)
+		if f.r.Admissible(p) {
+			t.Fatal("admitted while a peer's request ranks first")
+		}
+		for _, e := range f.set.Snapshot().List {
+			if n := f.r.gate.Reserved(e.Key()); n != 0 {
+				t.Fatalf("a held request keeps %d tokens reserved on %s", n, e.Key())
+			}
+		}
+		f.r.Admissible(p) // still held: announced once only
+		if got := o.take(); got != "waiting 1 m class=7" {
+			t.Fatalf("peers heard %q", got)
+		}
+		o.ahead = false
+		if !f.r.Admissible(p) {
+			t.Fatal("not admitted once the peer's request went")
+		}
+		d, err := f.r.Decide(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.take(); !strings.HasPrefix(got, "added 1 ") {
+			t.Fatalf("routed as %q, want added under id 1", got)
+		}
+		d.Done(nil)
+	})
+	t.Run("the hold is bounded by queueYield", func(t *testing.T) {
+		f := newFixture(t, 2, nil)
+		o := &orderFake{ahead: true}
+		withSync(t, f, o, queueing(v1.QueueOrderShared))
+		p := queued(t, f, 7)
+		if f.r.Admissible(p) {
+			t.Fatal("admitted at once")
+		}
+		f.advance(f.r.cfg.ReplicaSync.QueueYield.Duration - time.Millisecond)
+		if f.r.Admissible(p) {
+			t.Fatal("admitted before queueYield passed")
+		}
+		f.advance(time.Millisecond)
+		if !f.r.Admissible(p) {
+			t.Fatal("still held after queueYield")
+		}
+	})
+	t.Run("a full fleet announces; leaving unrouted is heard once", func(t *testing.T) {
+		f := newFixture(t, 1, nil)
+		o := &orderFake{}
+		withSync(t, f, o, queueing(v1.QueueOrderShared))
+		first := queuedN(t, f, 1, 4000)
+		if !f.r.Admissible(first) {
+			t.Fatal("an idle fleet refused")
+		}
+		if _, err := f.r.Decide(first); err != nil { // its prefill fills the endpoint past the threshold
+			t.Fatal(err)
+		}
+		o.take()
+		p := queued(t, f, 9)
+		if f.r.Admissible(p) {
+			t.Fatal("admitted past the threshold")
+		}
+		f.r.Abandon(p)
+		f.r.Abandon(p)
+		if got := o.take(); got != "waiting 2 m class=9; left 2" {
+			t.Fatalf("peers heard %q", got)
+		}
+	})
+	t.Run("fast path: gives way but does not announce", func(t *testing.T) {
+		f := newFixture(t, 2, nil)
+		o := &orderFake{ahead: true}
+		withSync(t, f, o, queueing(v1.QueueOrderShared))
+		p, err := f.r.Prepare(context.Background(), input(words("q", 300), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.r.Admissible(p) {
+			t.Fatal("a new arrival passed a peer's waiting request")
+		}
+		if got := o.take(); got != "" {
+			t.Fatalf("peers heard %q before it was queued", got)
+		}
+	})
+	t.Run("chosen but never sent: peers hear it left", func(t *testing.T) {
+		f := newFixture(t, 2, nil)
+		o := &orderFake{ahead: true}
+		withSync(t, f, o, queueing(v1.QueueOrderShared))
+		p := queued(t, f, 3)
+		f.r.Admissible(p)
+		o.ahead = false
+		if !f.r.Admissible(p) {
+			t.Fatal("not admitted")
+		}
+		d, err := f.r.choose(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Done(nil)
+		if got := o.take(); got != "waiting 1 m class=3; left 1" {
+			t.Fatalf("peers heard %q", got)
+		}
+	})
+	t.Run("local order: never held, never announced", func(t *testing.T) {
+		f := newFixture(t, 2, nil)
+		o := &orderFake{ahead: true}
+		withSync(t, f, o, queueing(v1.QueueOrderLocal))
+		p := queued(t, f, 7)
+		if !f.r.Admissible(p) {
+			t.Fatal("held under the local order")
+		}
+		if got := o.take(); got != "" {
+			t.Fatalf("peers heard %q", got)
+		}
+	})
+}
