@@ -51,7 +51,7 @@ var errShort = errors.New("truncated")
 func appendBatch(dst []byte, b *batch) []byte {
 	v := byte(wireVersion1)
 	for i := range b.Events {
-		if b.Events[i].Kind > replicasync.KindPredicted {
+		if e := &b.Events[i]; e.Kind > replicasync.KindPredicted || e.Model != "" || e.Priority != 0 || e.Class != 0 {
 			v = wireVersion
 			break
 		}

@@ -14,6 +14,8 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add(appendBatch(nil, &batch{}))
 	f.Add(appendBatch(nil, &batch{Flags: flagSnapshot, Events: []replicasync.Event{added("a", 1, 2, 3, 4)}}))
 	f.Add([]byte{1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Add(appendBatch(nil, &batch{Events: []replicasync.Event{{Origin: "a", Seq: 1, Kind: replicasync.KindWaiting, Request: 2,
+		Model: "m", Priority: -1, Class: 20}, {Origin: "a", Seq: 2, Kind: replicasync.KindLeft, Request: 2}}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := decodeBatch(data)
 		if err != nil {
