@@ -271,4 +271,5 @@ func (r *Replica) RemoteInFlight() int {
 func (r *Replica) publish() {
 	telemetry.ReplicaSyncPeers.Set(float64(len(r.origins)))
 	telemetry.ReplicaSyncRemoteInFlight.Set(float64(r.remote))
+	telemetry.ReplicaSyncPeerWaiting.Set(float64(r.peersWaiting()))
 }

@@ -70,6 +70,11 @@ func (r *Replica) rankBest() {
 func (r *Replica) PeersWaiting() int {
 	r.rmu.Lock()
 	defer r.rmu.Unlock()
+	return r.peersWaiting()
+}
+
+// peersWaiting counts peers' waiting requests. Callers hold r.rmu.
+func (r *Replica) peersWaiting() int {
 	n := 0
 	for _, o := range r.origins {
 		n += len(o.waits)

@@ -49,7 +49,7 @@ var (
 	// replicaSync.orphanTTL), restart.
 	ReplicaSyncExpired = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "replicasync", Name: "expired_requests_total",
-		Help: "Peers' in-flight requests freed without their end event, by reason (peer, orphan, restart).",
+		Help: "Peers' in-flight requests freed without their end event, by reason (peer, orphan, restart), and peers' queued requests whose end event was lost (waiting).",
 	}, []string{"reason"}))
 	// ReplicaSyncPeers is the number of peers whose work this replica counts.
 	ReplicaSyncPeers = must(prometheus.NewGauge(prometheus.GaugeOpts{
@@ -60,5 +60,10 @@ var (
 	ReplicaSyncRemoteInFlight = must(prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Subsystem: "replicasync", Name: "remote_inflight_requests",
 		Help: "Requests routed by peers and still in flight, as applied here.",
+	}))
+	// ReplicaSyncPeerWaiting is the peers' requests waiting in their admission queues (replicaSync.queueOrder shared).
+	ReplicaSyncPeerWaiting = must(prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Subsystem: "replicasync", Name: "peer_waiting_requests",
+		Help: "Requests waiting in peers' admission queues, as applied here: this replica's queue gives way to those ranked first.",
 	}))
 )
