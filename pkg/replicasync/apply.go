@@ -14,7 +14,7 @@ type origin struct {
 	last  uint64    // highest Seq applied in this epoch
 	seen  time.Time // last event applied
 	reqs  map[uint64]*remoteRequest
-	waits map[uint64]*peerWait // its requests waiting in its admission queue
+	name  string
 }
 
 // remoteRequest is a peer's request counted in this replica's active work.
@@ -34,7 +34,7 @@ func (r *Replica) Apply(peer string, evs []Event) {
 		r.applyOne(peer, &evs[i], now)
 	}
 	r.publish()
-	left := r.takeWaitsLeft()
+	left := r.waits.takeLeft()
 	r.rmu.Unlock()
 	r.notifyWaits(left)
 }
@@ -46,7 +46,7 @@ func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {
 	}
 	o := r.origins[ev.Origin]
 	if o == nil {
-		o = &origin{reqs: map[uint64]*remoteRequest{}, waits: map[uint64]*peerWait{}}
+		o = &origin{name: ev.Origin, reqs: map[uint64]*remoteRequest{}}
 		r.origins[ev.Origin] = o
 	}
 	o.peer, o.seen = peer, now
@@ -68,9 +68,9 @@ func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {
 	case KindPredicted:
 		r.predicted(ev, now)
 	case KindWaiting:
-		r.waiting(o, ev, now)
+		r.waits.set(o.name, ev, now)
 	case KindLeft:
-		applied = r.left(o, ev)
+		applied = r.waits.end(o.name, ev.Request)
 	}
 	if applied {
 		telemetry.ReplicaSyncApplied.WithLabelValues(ev.Kind.String()).Inc()
@@ -147,9 +147,7 @@ func (r *Replica) restart(o *origin) {
 }
 
 func (r *Replica) freeAll(o *origin, reason string) {
-	for id := range o.waits {
-		r.unwait(o, id)
-	}
+	r.waits.endAll(o.name)
 	for id, q := range o.reqs {
 		q.h.Free()
 		delete(o.reqs, id)
@@ -159,7 +157,7 @@ func (r *Replica) freeAll(o *origin, reason string) {
 }
 
 func (r *Replica) added(o *origin, ev *Event, now time.Time) {
-	r.unwait(o, ev.Request) // it was waiting in the origin's queue: routed now
+	r.waits.end(o.name, ev.Request) // it was waiting in the origin's queue: routed now
 	if q := o.reqs[ev.Request]; q != nil {
 		if q.endpoint == ev.Endpoint {
 			q.last = now // a snapshot or resend of what is counted already
@@ -224,7 +222,7 @@ func (r *Replica) ExpirePeer(peer string) {
 		}
 	}
 	r.publish()
-	left := r.takeWaitsLeft()
+	left := r.waits.takeLeft()
 	r.rmu.Unlock()
 	r.notifyWaits(left)
 }
@@ -246,13 +244,15 @@ func (r *Replica) Tick(now time.Time) {
 				telemetry.ReplicaSyncExpired.WithLabelValues("orphan").Inc()
 			}
 		}
-		if len(o.reqs) == 0 && len(o.waits) == 0 && o.seen.Before(cutoff) {
+		if len(o.reqs) == 0 && !r.waits.has(o.name) && o.seen.Before(cutoff) {
 			delete(r.origins, name)
 		}
 	}
-	r.expireWaits(now)
+	if n := r.waits.expire(now.Add(-2 * r.opts.MaxWait)); n > 0 {
+		telemetry.ReplicaSyncExpired.WithLabelValues("waiting").Add(float64(n))
+	}
 	r.publish()
-	left := r.takeWaitsLeft()
+	left := r.waits.takeLeft()
 	r.rmu.Unlock()
 	r.notifyWaits(left)
 	if n := r.expireOwn(now); n > 0 {
@@ -271,5 +271,5 @@ func (r *Replica) RemoteInFlight() int {
 func (r *Replica) publish() {
 	telemetry.ReplicaSyncPeers.Set(float64(len(r.origins)))
 	telemetry.ReplicaSyncRemoteInFlight.Set(float64(r.remote))
-	telemetry.ReplicaSyncPeerWaiting.Set(float64(r.peersWaiting()))
+	telemetry.ReplicaSyncPeerWaiting.Set(float64(r.waits.count()))
 }

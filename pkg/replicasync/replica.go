@@ -10,7 +10,6 @@ import (
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
-	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/telemetry"
@@ -81,15 +80,14 @@ type Replica struct {
 	mu     sync.Mutex // the send side: sequence, own in-flight and waiting tables, recent prefixes
 	seq    uint64
 	own    map[uint64]ownRequest
-	waits  map[uint64]ownWait
+	queued map[uint64]ownWait
 	chains chainRing
 
 	rmu       sync.Mutex // the apply side
 	origins   map[string]*origin
 	remote    int                       // peers' requests counted
-	best      map[string]admission.Rank // first waiting rank per model among peers (see Ahead)
-	bestDirty bool                      // best needs recomputing
-	waitsLeft bool                      // a peer's wait ended since OnChange last ran
+
+	waits peerWaits // peers' requests waiting in their queues: a lock of its own (see peerWaits)
 }
 
 // ownRequest is one of this replica's requests in flight, for snapshots.
@@ -110,8 +108,8 @@ func New(o Options) (*Replica, error) {
 	}
 	o.setDefaults()
 	r := &Replica{opts: o, epoch: uint64(o.Now().UnixNano()), out: make(chan Event, o.Sync.QueueLength),
-		own: map[uint64]ownRequest{}, waits: map[uint64]ownWait{}, chains: newChainRing(o.Sync.SnapshotChains),
-		origins: map[string]*origin{}, best: map[string]admission.Rank{}}
+		own: map[uint64]ownRequest{}, queued: map[uint64]ownWait{}, chains: newChainRing(o.Sync.SnapshotChains),
+		origins: map[string]*origin{}, waits: newPeerWaits()}
 	return r, nil
 }
 
@@ -122,7 +120,7 @@ func (r *Replica) ID() string { return r.opts.ID }
 func (r *Replica) Added(id uint64, endpoint string, w activework.Work, indexChain []uint64) {
 	now := r.opts.Now()
 	r.mu.Lock()
-	delete(r.waits, id) // routed: its wait (if it waited) ends with this Added
+	delete(r.queued, id) // routed: its wait (if it waited) ends with this Added
 	r.own[id] = ownRequest{endpoint: endpoint, work: w, at: now, last: now}
 	r.chains.push(endpoint, indexChain, now)
 	r.emit(Event{Kind: KindAdded, Request: id, At: now, Endpoint: endpoint, Work: w, IndexChain: indexChain})

@@ -2,10 +2,10 @@ package replicasync
 
 import (
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/admission"
-	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // ownWait is one of this replica's requests waiting in its queue, for
@@ -15,17 +15,10 @@ type ownWait struct {
 	rank  admission.Rank
 }
 
-// peerWait is a peer's request waiting in the peer's queue.
-type peerWait struct {
-	model string
-	rank  admission.Rank
-	since time.Time // when it was applied here (this replica's clock)
-}
-
 // Waiting implements QueueOrder.
 func (r *Replica) Waiting(id uint64, model string, rank admission.Rank) {
 	r.mu.Lock()
-	r.waits[id] = ownWait{model: model, rank: rank}
+	r.queued[id] = ownWait{model: model, rank: rank}
 	r.emit(Event{Kind: KindWaiting, Request: id, At: rank.Enqueued, Model: model, Priority: rank.Priority, Class: rank.Class})
 	r.mu.Unlock()
 }
@@ -34,97 +27,20 @@ func (r *Replica) Waiting(id uint64, model string, rank admission.Rank) {
 func (r *Replica) Left(id uint64) {
 	now := r.opts.Now()
 	r.mu.Lock()
-	if _, ok := r.waits[id]; ok {
-		delete(r.waits, id)
+	if _, ok := r.queued[id]; ok {
+		delete(r.queued, id)
 		r.emit(Event{Kind: KindLeft, Request: id, At: now})
 	}
 	r.mu.Unlock()
 }
 
-// Ahead implements QueueOrder. It costs a map lookup: the best waiting rank
-// per model is recomputed only after the peers' waiting requests changed.
-func (r *Replica) Ahead(model string, rank admission.Rank) bool {
-	r.rmu.Lock()
-	defer r.rmu.Unlock()
-	if r.bestDirty {
-		r.rankBest()
-	}
-	best, ok := r.best[model]
-	return ok && best.Before(rank)
-}
-
-// rankBest recomputes the first waiting rank per model. Callers hold r.rmu.
-func (r *Replica) rankBest() {
-	clear(r.best)
-	for _, o := range r.origins {
-		for _, w := range o.waits {
-			if b, ok := r.best[w.model]; !ok || w.rank.Before(b) {
-				r.best[w.model] = w.rank
-			}
-		}
-	}
-	r.bestDirty = false
-}
+// Ahead implements QueueOrder. It takes only the waits' own lock: the router
+// calls it from its admission queue, which Apply re-enters (a peer's work
+// changing notifies the queue) while holding the apply lock.
+func (r *Replica) Ahead(model string, rank admission.Rank) bool { return r.waits.ahead(model, rank) }
 
 // PeersWaiting is the number of peers' requests known to wait.
-func (r *Replica) PeersWaiting() int {
-	r.rmu.Lock()
-	defer r.rmu.Unlock()
-	return r.peersWaiting()
-}
-
-// peersWaiting counts peers' waiting requests. Callers hold r.rmu.
-func (r *Replica) peersWaiting() int {
-	n := 0
-	for _, o := range r.origins {
-		n += len(o.waits)
-	}
-	return n
-}
-
-// waiting applies a peer's KindWaiting. Callers hold r.rmu.
-func (r *Replica) waiting(o *origin, ev *Event, now time.Time) {
-	o.waits[ev.Request] = &peerWait{model: ev.Model, since: now,
-		rank: admission.Rank{Priority: ev.Priority, Class: ev.Class, Enqueued: ev.At}}
-	r.bestDirty = true
-}
-
-// left applies a peer's KindLeft. Callers hold r.rmu.
-func (r *Replica) left(o *origin, ev *Event) bool {
-	_, ok := o.waits[ev.Request]
-	r.unwait(o, ev.Request)
-	return ok
-}
-
-// unwait ends a peer request's wait, if it waited. Callers hold r.rmu.
-func (r *Replica) unwait(o *origin, id uint64) {
-	if _, ok := o.waits[id]; ok {
-		delete(o.waits, id)
-		r.bestDirty, r.waitsLeft = true, true
-	}
-}
-
-// expireWaits drops peers' waits older than twice the queue's longest wait:
-// their Added or Left was lost. Callers hold r.rmu.
-func (r *Replica) expireWaits(now time.Time) {
-	cutoff := now.Add(-2 * r.opts.MaxWait)
-	for _, o := range r.origins {
-		for id, w := range o.waits {
-			if w.since.Before(cutoff) {
-				r.unwait(o, id)
-				telemetry.ReplicaSyncExpired.WithLabelValues("waiting").Inc()
-			}
-		}
-	}
-}
-
-// takeWaitsLeft reports whether a peer's wait ended since the last call
-// (this replica's queue may release what it held back). Callers hold r.rmu.
-func (r *Replica) takeWaitsLeft() bool {
-	left := r.waitsLeft
-	r.waitsLeft = false
-	return left
-}
+func (r *Replica) PeersWaiting() int { return r.waits.count() }
 
 // notifyWaits runs the OnChange hook when a peer's wait ended. Call it
 // without holding r.rmu: the hook re-enters the router's queue.
@@ -137,15 +53,138 @@ func (r *Replica) notifyWaits(left bool) {
 // snapshotWaits lists this replica's waiting requests as snapshot state, in
 // id order. Callers hold r.mu.
 func (r *Replica) snapshotWaits(evs []Event) []Event {
-	ids := make([]uint64, 0, len(r.waits))
-	for id := range r.waits {
+	ids := make([]uint64, 0, len(r.queued))
+	for id := range r.queued {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
-		w := r.waits[id]
+		w := r.queued[id]
 		evs = append(evs, r.state(Event{Kind: KindWaiting, Request: id, At: w.rank.Enqueued, Model: w.model,
 			Priority: w.rank.Priority, Class: w.rank.Class}))
 	}
 	return evs
+}
+
+// peerWaits is the peers' requests waiting in their admission queues, by
+// origin. Its lock is a leaf: nothing is called while holding it, so the
+// router's queue may ask it from inside Apply's notifications.
+type peerWaits struct {
+	mu    sync.Mutex
+	by    map[string]map[uint64]*peerWait
+	best  map[string]admission.Rank // first waiting rank per model (see ahead)
+	dirty bool                      // best needs recomputing
+	left  bool                      // a wait ended since takeLeft last ran
+}
+
+// peerWait is a peer's request waiting in the peer's queue.
+type peerWait struct {
+	model string
+	rank  admission.Rank
+	since time.Time // when it was applied here (this replica's clock)
+}
+
+func newPeerWaits() peerWaits {
+	return peerWaits{by: map[string]map[uint64]*peerWait{}, best: map[string]admission.Rank{}}
+}
+
+// set records origin's request ev.Request as waiting (KindWaiting).
+func (w *peerWaits) set(origin string, ev *Event, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := w.by[origin]
+	if m == nil {
+		m = map[uint64]*peerWait{}
+		w.by[origin] = m
+	}
+	m[ev.Request] = &peerWait{model: ev.Model, since: now, rank: admission.Rank{Priority: ev.Priority, Class: ev.Class, Enqueued: ev.At}}
+	w.dirty = true
+}
+
+// end ends a request's wait and reports whether it waited.
+func (w *peerWaits) end(origin string, id uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.by[origin][id]; !ok {
+		return false
+	}
+	delete(w.by[origin], id)
+	w.dirty, w.left = true, true
+	return true
+}
+
+// endAll ends every wait of origin (it restarted or is gone).
+func (w *peerWaits) endAll(origin string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.by[origin]) > 0 {
+		w.dirty, w.left = true, true
+	}
+	delete(w.by, origin)
+}
+
+// has reports whether origin has requests waiting.
+func (w *peerWaits) has(origin string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.by[origin]) > 0
+}
+
+// expire ends the waits applied before cutoff (their end event was lost)
+// and returns how many.
+func (w *peerWaits) expire(cutoff time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, m := range w.by {
+		for id, pw := range m {
+			if pw.since.Before(cutoff) {
+				delete(m, id)
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		w.dirty, w.left = true, true
+	}
+	return n
+}
+
+// ahead reports whether a request for model waits that goes before rank.
+// The best rank per model is recomputed only after the waits changed.
+func (w *peerWaits) ahead(model string, rank admission.Rank) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dirty {
+		clear(w.best)
+		for _, m := range w.by {
+			for _, pw := range m {
+				if b, ok := w.best[pw.model]; !ok || pw.rank.Before(b) {
+					w.best[pw.model] = pw.rank
+				}
+			}
+		}
+		w.dirty = false
+	}
+	best, ok := w.best[model]
+	return ok && best.Before(rank)
+}
+
+func (w *peerWaits) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, m := range w.by {
+		n += len(m)
+	}
+	return n
+}
+
+// takeLeft reports whether a wait ended since the last call.
+func (w *peerWaits) takeLeft() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	left := w.left
+	w.left = false
+	return left
 }

@@ -3,11 +3,16 @@ package router
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/replicasync"
 )
 
 // orderFake is a Recorder and QueueOrder whose peers' queue is set by the test.
@@ -157,4 +162,76 @@ func TestSharedQueueOrder(t *testing.T) {
 			t.Fatalf("peers heard %q", got)
 		}
 	})
+}
+
+// A peer's events change active work, which notifies the admission queue
+// from inside Apply; the queue then asks the same Replica for the queue
+// order. That must neither deadlock nor lose the wake-up: the queued request
+// goes once the peer's prefill is done.
+func TestPeerEventsReenterTheQueue(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	var rt atomic.Pointer[Router]
+	active := activework.New(time.Minute, func() {
+		if r := rt.Load(); r != nil {
+			r.Notify()
+		}
+	})
+	rep, err := replicasync.New(replicasync.Options{ID: "b", Active: active, Index: f.index, Now: f.clock, Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &v1.Config{}
+	th := 0.25
+	cfg.Admission.QueueThreshold, cfg.KV.Observation = &th, v1.ObservePredicted
+	cfg.SetDefaults()
+	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: active, Log: logr.Discard(), Now: f.clock, Sync: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hung := false // a deadlocked queue cannot be closed: leave it
+	t.Cleanup(func() {
+		if !hung {
+			r.Close()
+		}
+	})
+	rt.Store(r)
+	f.r, f.active = r, active
+	ep := f.set.Snapshot().List[0].Key()
+	peer := func(seq uint64, k replicasync.Kind) replicasync.Event {
+		return replicasync.Event{Origin: "a", Epoch: 1, Seq: seq, Kind: k, Request: 1, Endpoint: ep,
+			Work: activework.Work{PromptTokens: 8000, UncachedTokens: 8000, BlockSize: 16}}
+	}
+	rep.Apply("a", []replicasync.Event{peer(1, replicasync.KindAdded)}) // the endpoint is full
+	done := make(chan error, 1)
+	go func() {
+		d, err := f.r.Route(context.Background(), input(words("q", 200), nil))
+		if err == nil {
+			d.Commit()
+			d.Done(nil)
+		}
+		done <- err
+	}()
+	for f.r.queue.Len() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("routed at once (%v): the fleet was meant to be full", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	applied := make(chan struct{})
+	go func() { rep.Apply("a", []replicasync.Event{peer(2, replicasync.KindPrefillDone)}); close(applied) }()
+	select {
+	case <-applied:
+	case <-time.After(10 * time.Second):
+		hung = true
+		t.Fatal("Apply deadlocked: the queue it notified asked the replica it holds")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the queued request was not released when the peer's prefill ended: %+v queue %d", f.active.Counts(ep), f.r.queue.Len())
+	}
 }
