@@ -83,9 +83,9 @@ type Replica struct {
 	queued map[uint64]ownWait
 	chains chainRing
 
-	rmu       sync.Mutex // the apply side
-	origins   map[string]*origin
-	remote    int                       // peers' requests counted
+	rmu     sync.Mutex // the apply side
+	origins map[string]*origin
+	remote  int // peers' requests counted
 
 	waits peerWaits // peers' requests waiting in their queues: a lock of its own (see peerWaits)
 }
