@@ -34,6 +34,9 @@ var (
 	synced    = flag.Bool("soak.sync", false, "sync the replicas (replica sync over loopback, shared secret; each lists all)")
 )
 
+// clientTimeout bounds one request at the load generator.
+const clientTimeout = 60 * time.Second
+
 func TestSoak(t *testing.T) {
 	out := *outDir
 	if out == "" {
@@ -43,7 +46,11 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	fleet := startFleet(t)
-	load := &testutil.Load{Rate: *rate, Workers: *workers, Body: body, HTTP: &http.Client{Timeout: 30 * time.Second},
+	// The client outlasts the picker's queue bound (admission.maxQueueWait,
+	// 30 s) plus a generation: with the same 30 s, a request the picker
+	// queued to its limit raced its own 429 and counted as a client error.
+	load := &testutil.Load{Rate: *rate, Workers: *workers, Body: body, Timeout: clientTimeout,
+		HTTP:   &http.Client{Timeout: clientTimeout},
 		Client: func(i int) *envoyclient.Client { return fleet.clients[i%len(fleet.clients)] }}
 	every := min(max(*duration/40, 250*time.Millisecond), 5*time.Second)
 	samples := runSampled(t, fleet, load, every)
