@@ -16,6 +16,13 @@ type Item[T any] struct {
 	Work int
 	// Value is the caller's payload (e.g. the request); the queue never reads it.
 	Value T
+	// Group names the items canDispatch answers alike (for the router: one
+	// model, adapter and subset hint, so the same eligible endpoints). Once
+	// canDispatch refuses one in a Release pass, the later ones of its group
+	// are not asked in that pass: capacity only shrinks within a pass, and a
+	// full queue is otherwise scanned whole on every notification. Empty:
+	// always asked.
+	Group string
 
 	owner    *Core[T]
 	lvl      *level[T]

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/admission"
@@ -76,4 +77,15 @@ func (r *Router) PrefillWork(p *Prepared) int {
 		}
 	}
 	return max(p.Req.PromptTokens-best*p.Req.BlockSize, 1)
+}
+
+// eligibilityGroup names the requests the gate answers alike: the same
+// model, adapter and subset hint make the same endpoints eligible (see
+// admission.Item.Group).
+func (p *Prepared) eligibilityGroup() string {
+	g := p.Req.Model + "\x00" + p.Req.LoRA
+	if p.Req.SubsetPresent {
+		g += "\x00" + strings.Join(p.Req.Subset, ",")
+	}
+	return g
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
 )
 
 // BenchmarkRoute is the in-process decision path for an 8,000-token prompt:
@@ -39,4 +42,35 @@ func benchRoute(b *testing.B, f *fixture) {
 		d.Done(nil)
 	}
 	b.ReportMetric(float64(chose.Nanoseconds())/float64(b.N), "route-ns/op")
+}
+
+// BenchmarkNotifyFullQueue is one notification (a prefill done, a request
+// freed, a peer's event) while 1,000 requests wait and the fleet stays full:
+// what overload costs the picker per event. The requests share a group, so a
+// pass asks the gate once; before groups it asked all 1,000.
+func BenchmarkNotifyFullQueue(b *testing.B) {
+	f := newFixture(b, 4, func(c *v1.Config) {
+		th := 0.0
+		c.Admission.QueueThreshold, c.Admission.MaxQueueLength = &th, 2000
+	})
+	for _, e := range f.set.Snapshot().List { // every endpoint has prefill in flight
+		f.active.Add(e.Key(), activework.Work{PromptTokens: 4000, UncachedTokens: 4000, BlockSize: 16}, f.clock())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const waiting = 1000
+	for i := range waiting {
+		go func() { _, _ = f.r.Route(ctx, input(words(fmt.Sprint("w", i, "-"), 50), nil)) }()
+	}
+	for f.r.queue.Len() < waiting {
+		time.Sleep(time.Millisecond)
+	}
+	b.ResetTimer()
+	for range b.N {
+		f.r.Notify()
+	}
+	b.StopTimer()
+	if f.r.queue.Len() != waiting {
+		b.Fatalf("%d of %d still queued: the fleet was meant to stay full", f.r.queue.Len(), waiting)
+	}
 }

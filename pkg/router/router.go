@@ -173,7 +173,7 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 		return nil
 	}
 	start := r.deps.Now()
-	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p}
+	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p, Group: p.eligibilityGroup()}
 	err := r.queue.Admit(ctx, item)
 	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
 	if err != nil && ctx.Err() != nil {
