@@ -31,6 +31,7 @@ type refFlags struct {
 	kubeconfig                         string
 	ignored                            map[string]bool // reference flags given that kvpick ignores
 	healthPortSet                      bool
+	enablePprof                        bool
 }
 
 // DefaultGRPCHealthPort is the reference picker's gRPC health port, used in Kubernetes mode.
@@ -42,7 +43,7 @@ const DefaultGRPCHealthPort = 9003
 // bool so "--tracing" alone parses.
 var (
 	ignoredBoolFlags = []string{"disable-endpoint-subset-filter", "model-server-metrics-https-insecure-skip-verify",
-		"tracing", "health-checking", "enable-pprof", "zap-devel"}
+		"tracing", "health-checking", "zap-devel"}
 	ignoredValueFlags = []string{"model-server-metrics-scheme", "model-server-metrics-port",
 		"refresh-prometheus-metrics-interval", "total-queued-requests-metric", "total-running-requests-metric",
 		"kv-cache-usage-percentage-metric", "lora-info-metric", "cache-info-metric",
@@ -69,6 +70,7 @@ func bindRefFlags(fs *flag.FlagSet) *refFlags {
 	fs.StringVar(&r.metricsPath, "model-server-metrics-path", "", "path of the model servers' metrics page (config: scrape.path)")
 	fs.StringVar(&r.configFile, "config-file", "", "kvpick's own YAML configuration file (same as --config; NOT the reference picker's EndpointPickerConfig)")
 	fs.StringVar(&r.configText, "config-text", "", "kvpick's own YAML configuration as text, instead of a file (NOT the reference picker's EndpointPickerConfig)")
+	fs.BoolVar(&r.enablePprof, "enable-pprof", false, "serve Go's profiles at /debug/pprof/ on the metrics address, behind the same auth as /metrics (the reference picker defaults it on; kvpick off: a profiler is not exposed unasked)")
 	fs.StringVar(&r.kubeconfig, "kubeconfig", "", "Kubernetes mode: kubeconfig file (default: $KUBECONFIG, in-cluster, then ~/.kube/config)")
 	for _, name := range ignoredBoolFlags {
 		fs.Var(ignoredBool{r, name}, name, "reference-picker flag, accepted and ignored by kvpick (warns)")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 	"time"
@@ -138,7 +139,7 @@ func serve(ctx context.Context, cfg *v1.Config, o options, srv *extproc.Server, 
 			log.Error(err, "metrics listener", "addr", cfg.Server.MetricsAddr) // serve ext_proc regardless
 		} else {
 			ready["metrics"] = lis.Addr().String()
-			go serveMetrics(ctx, lis, srv, filter, log)
+			go serveMetrics(ctx, lis, srv, filter, o.ref.enablePprof, log)
 		}
 	}
 	lis, err := net.Listen("tcp", cfg.Server.GRPCAddr)
@@ -198,18 +199,29 @@ func serveGRPC(ctx context.Context, cfg *v1.Config, srv *extproc.Server, lis net
 	return extproc.ServeGRPC(ctx, lis, srv, tlsConf, cfg.Server.ShutdownGrace.Duration)
 }
 
-func serveMetrics(ctx context.Context, lis net.Listener, srv *extproc.Server, filter func(http.Handler) (http.Handler, error), log logr.Logger) {
+func serveMetrics(ctx context.Context, lis net.Listener, srv *extproc.Server, filter func(http.Handler) (http.Handler, error),
+	profiles bool, log logr.Logger) {
 	mux := http.NewServeMux()
-	var metrics http.Handler = promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{})
+	guarded := http.NewServeMux() // what the metrics auth guards in Kubernetes mode
+	guarded.Handle("/metrics", promhttp.HandlerFor(telemetry.Registry, promhttp.HandlerOpts{}))
+	if profiles {
+		guarded.HandleFunc("/debug/pprof/", pprof.Index) // the named profiles: heap, goroutine, allocs, ...
+		guarded.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		guarded.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		guarded.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		guarded.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	var h http.Handler = guarded
 	if filter != nil { // Kubernetes authn/authz (TokenReview + SubjectAccessReview)
 		var err error
-		if metrics, err = filter(metrics); err != nil {
+		if h, err = filter(h); err != nil {
 			log.Error(err, "metrics auth filter")
 			lis.Close()
 			return
 		}
 	}
-	mux.Handle("/metrics", metrics)
+	mux.Handle("/metrics", h)
+	mux.Handle("/debug/pprof/", h)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !srv.Ready() {

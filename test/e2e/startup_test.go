@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -87,5 +89,35 @@ func TestConfigRelativePathAndEmptyEndpoints(t *testing.T) {
 	p.WaitFor(t, regexp.MustCompile(`WARNING: the endpoints file lists no endpoints`), 20*time.Second)
 	if addrs := readReady(t, p, ready, 20*time.Second); addrs["grpc"] == "" {
 		t.Fatalf("ready file names no grpc address: %v", addrs)
+	}
+}
+
+// --enable-pprof serves Go's profiles beside /metrics; without it there are none.
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	dir := t.TempDir()
+	eps := filepath.Join(dir, "eps.yaml")
+	if err := os.WriteFile(eps, []byte("endpoints:\n- address: 127.0.0.1\n  port: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get := func(addr, path string) (int, string) {
+		c := http.Client{Timeout: 10 * time.Second}
+		resp, err := c.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	on := testutil.StartPicker(t, "--endpoints-file", eps, "--enable-pprof")
+	if code, body := get(on.Metrics, "/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile") {
+		t.Fatalf("with --enable-pprof: %d %.80q", code, body)
+	}
+	if code, _ := get(on.Metrics, "/metrics"); code != http.StatusOK {
+		t.Fatalf("metrics beside pprof: %d", code)
+	}
+	off := testutil.StartPicker(t, "--endpoints-file", eps)
+	if code, _ := get(off.Metrics, "/debug/pprof/goroutine?debug=1"); code != http.StatusNotFound {
+		t.Fatalf("without --enable-pprof: %d, want 404", code)
 	}
 }
