@@ -1,6 +1,10 @@
 package admission
 
-import "time"
+import (
+	"slices"
+	"sort"
+	"time"
+)
 
 // Item is one request waiting for admission. The caller fills the exported
 // fields; the rest is the queue's bookkeeping. An Item may be queued in at most
@@ -55,11 +59,15 @@ func (it *Item[T]) work() int {
 }
 
 // level is the FIFO of all queued items of one priority: a doubly linked list,
-// so that append, unlink and in-order walks are all O(1) per item.
+// so that append, unlink and in-order walks are all O(1) per item. byClass
+// holds the same items in wspt order (work class, then push order), kept
+// sorted as items come and go, so a release pass over a long queue reads it
+// instead of sorting the whole queue again.
 type level[T any] struct {
-	prio int
-	head *Item[T]
-	tail *Item[T]
+	prio    int
+	head    *Item[T]
+	tail    *Item[T]
+	byClass []*Item[T]
 }
 
 func (l *level[T]) append(it *Item[T]) {
@@ -70,9 +78,23 @@ func (l *level[T]) append(it *Item[T]) {
 		l.head = it
 	}
 	l.tail = it
+	// Push order only grows, so it goes after every item of its class.
+	i := sort.Search(len(l.byClass), func(i int) bool { return l.byClass[i].class > it.class })
+	l.byClass = slices.Insert(l.byClass, i, it)
+}
+
+// classIndex is it's position in byClass (it must be there).
+func (l *level[T]) classIndex(it *Item[T]) int {
+	return sort.Search(len(l.byClass), func(i int) bool {
+		o := l.byClass[i]
+		return o.class > it.class || o.class == it.class && o.seq >= it.seq
+	})
 }
 
 func (l *level[T]) unlink(it *Item[T]) {
+	if i := l.classIndex(it); i < len(l.byClass) && l.byClass[i] == it {
+		l.byClass = slices.Delete(l.byClass, i, i+1)
+	}
 	if it.prev != nil {
 		it.prev.next = it.next
 	} else {

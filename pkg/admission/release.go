@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -109,17 +108,19 @@ func (c *Core[T]) NextDeadline() (time.Time, bool) {
 	return next, found
 }
 
-// ordered lists l's items in release order. The level stays a FIFO (expiry
-// walks it from the head); wspt sorts a copy by work class, then arrival.
+// ordered lists l's items in release order, in a scratch copy the caller
+// may unlink from: the FIFO (expiry walks it from the head), or under wspt
+// the level's class order (work class, then arrival).
 func (c *Core[T]) ordered(l *level[T]) []*Item[T] {
 	items := c.scratch[:0]
-	for it := l.head; it != nil; it = it.next {
-		items = append(items, it)
+	if c.opts.Order == v1.QueueWSPT {
+		items = append(items, l.byClass...)
+	} else {
+		for it := l.head; it != nil; it = it.next {
+			items = append(items, it)
+		}
 	}
 	c.scratch = items
-	if c.opts.Order == v1.QueueWSPT {
-		slices.SortStableFunc(items, func(a, b *Item[T]) int { return cmp.Compare(a.class, b.class) })
-	}
 	return items
 }
 
