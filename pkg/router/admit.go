@@ -2,6 +2,8 @@ package router
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/admission"
@@ -81,11 +83,32 @@ func (r *Router) PrefillWork(p *Prepared) int {
 
 // eligibilityGroup names the requests the gate answers alike: the same
 // model, adapter and subset hint make the same endpoints eligible (see
-// admission.Item.Group).
+// admission.Item.Group). Groups without a subset hint are interned (few:
+// models times adapters), so a release pass over a long queue compares
+// them by pointer; subset hints are per request and are not.
 func (p *Prepared) eligibilityGroup() string {
 	g := p.Req.Model + "\x00" + p.Req.LoRA
 	if p.Req.SubsetPresent {
-		g += "\x00" + strings.Join(p.Req.Subset, ",")
+		return g + "\x00" + strings.Join(p.Req.Subset, ",")
 	}
-	return g
+	if v, ok := groupNames.Load(g); ok {
+		return v.(string)
+	}
+	if groupCount.Load() >= maxGroupNames {
+		return g // a flood of made-up model names: compared by bytes, never kept
+	}
+	v, loaded := groupNames.LoadOrStore(g, g)
+	if !loaded {
+		groupCount.Add(1)
+	}
+	return v.(string)
 }
+
+// groupNames interns eligibility groups, at most maxGroupNames of them: a
+// request names its model before anything checks the pool serves it.
+var (
+	groupNames sync.Map
+	groupCount atomic.Int64
+)
+
+const maxGroupNames = 4096

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-logr/logr"
 
@@ -233,5 +234,30 @@ func TestPeerEventsReenterTheQueue(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the queued request was not released when the peer's prefill ended: %+v queue %d", f.active.Counts(ep), f.r.queue.Len())
+	}
+}
+
+// Requests with the same model, adapter and subset hint share a group (one
+// interned string), and any difference parts them.
+func TestEligibilityGroup(t *testing.T) {
+	mk := func(model, lora string, subset ...string) *Prepared {
+		p := &Prepared{}
+		p.Req.Model, p.Req.LoRA = model, lora
+		if subset != nil {
+			p.Req.SubsetPresent, p.Req.Subset = true, subset
+		}
+		return p
+	}
+	a, b := mk("m", "").eligibilityGroup(), mk("m", "").eligibilityGroup()
+	if a != b || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Fatalf("one model's groups %q and %q are not one interned string", a, b)
+	}
+	for _, other := range []*Prepared{mk("n", ""), mk("m", "sql"), mk("m", "", "10.0.0.1:8000")} {
+		if g := other.eligibilityGroup(); g == a {
+			t.Fatalf("%+v shares the plain model's group %q", other.Req, g)
+		}
+	}
+	if mk("m", "", "x").eligibilityGroup() == mk("m", "", "y").eligibilityGroup() {
+		t.Fatal("different subset hints share a group")
 	}
 }
