@@ -49,8 +49,12 @@ func TestSoak(t *testing.T) {
 	// The client outlasts the picker's queue bound (admission.maxQueueWait,
 	// 30 s) plus a generation: with the same 30 s, a request the picker
 	// queued to its limit raced its own 429 and counted as a client error.
+	// Keep a connection per worker: the default two idle per host had the
+	// load generator dial and close a connection for most requests.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = *workers, *workers
 	load := &testutil.Load{Rate: *rate, Workers: *workers, Body: body, Timeout: clientTimeout,
-		HTTP:   &http.Client{Timeout: clientTimeout},
+		HTTP:   &http.Client{Timeout: clientTimeout, Transport: tr},
 		Client: func(i int) *envoyclient.Client { return fleet.clients[i%len(fleet.clients)] }}
 	every := min(max(*duration/40, 250*time.Millisecond), 5*time.Second)
 	samples := runSampled(t, fleet, load, every)
