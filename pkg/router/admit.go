@@ -19,6 +19,9 @@ func (r *Router) Admissible(p *Prepared) bool {
 	if r.gate == nil {
 		return true
 	}
+	if admit, ok := r.admitPicked(p); ok {
+		return admit
+	}
 	// The gate reads load and eligibility only: the prefix lookup and the
 	// rates are choose's, once the request may go.
 	buf := candBufs.Get().(*[]scheduler.Candidate)

@@ -35,6 +35,9 @@ type Prepared struct {
 	// sized the prompt's chains at the view's other sizes.
 	view  *sizeView
 	sized []sizedChain
+	// admittedOn is the endpoint the admission gate reserved p's room on
+	// (admitPicked), which choose makes the primary; "" otherwise.
+	admittedOn string
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.
