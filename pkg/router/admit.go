@@ -8,7 +8,8 @@ import (
 // canDispatch is the admission queue's predicate for a queued request.
 func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool { return r.Admissible(it.Value) }
 
-// Admissible reports whether p may be dispatched now: the queue-threshold
+// Admissible reports whether p may be dispatched now: on the endpoint the
+// scheduler picks for it (admitPicked), or, for a session, the queue-threshold
 // gate over the endpoints eligible for it (busy endpoints count as full: with
 // queueing on, a fleet that is all busy holds requests in the queue, bounded
 // by its length and wait, instead of answering 503 at once). When it returns
@@ -22,8 +23,8 @@ func (r *Router) Admissible(p *Prepared) bool {
 	if admit, ok := r.admitPicked(p); ok {
 		return admit
 	}
-	// The gate reads load and eligibility only: the prefix lookup and the
-	// rates are choose's, once the request may go.
+	// The pool-wide gate reads load and eligibility only: the prefix lookup
+	// and the rates are choose's, once the request may go.
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	defer func() { clear(*buf); candBufs.Put(buf) }()
 	*buf = states(r.deps.Set.Snapshot(), r.deps.Active, *buf)
