@@ -214,8 +214,9 @@ type Admission struct {
 	// one); higher hands more to the engines' own first-come queues, which a
 	// long prompt blocks. 0 queues while every endpoint has any prefill.
 	QueueThreshold *float64 `json:"queueThreshold,omitempty"`
-	// AffinityThreshold (a fraction; default 1.0 when the queue is on) is
-	// the threshold for a request some endpoint holds part of cached: it
+	// AffinityThreshold (a fraction; default 1.0 when the queue is on; kv
+	// mode only) is the threshold for a request some endpoint holds part of
+	// cached: it
 	// goes when the endpoint its cost picks has active prefill tokens, plus
 	// those reserved there, at or under threshold x max batched tokens,
 	// and then to that endpoint; a request no endpoint holds cached goes to

@@ -1,6 +1,7 @@
 package router
 
 import (
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 )
@@ -15,11 +16,12 @@ import (
 // replaces let a request pass on one endpoint's room and then go where its
 // cache was, to queue in that engine behind a long prefill, out of reach of
 // the picker's queue order. ok is false where the rule does not apply (a
-// session, whose endpoint is the session's; no affinity threshold; nothing
-// to schedule on): then the pool-wide rule decides.
+// mode other than kv, whose picks need not repeat: round-robin's would
+// advance twice per request; a session, whose endpoint is the session's; no
+// affinity threshold; nothing to schedule on): then the pool-wide rule decides.
 func (r *Router) admitPicked(p *Prepared) (admit, ok bool) {
 	affinity := r.cfg.Admission.AffinityThreshold
-	if p.Session != "" || affinity == nil {
+	if r.cfg.Router.Mode != v1.ModeKV || p.Session != "" || affinity == nil {
 		return false, false
 	}
 	buf := candBufs.Get().(*[]scheduler.Candidate)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 )
@@ -118,5 +119,28 @@ func TestPinAdmitted(t *testing.T) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Only kv mode admits on the scheduler's pick: round-robin with a queue
+// threshold still alternates (a pick at admission would advance it twice per
+// request, sending every request to the same endpoint).
+func TestRoundRobinWithQueueAlternates(t *testing.T) {
+	f := newFixture(t, 2, func(c *v1.Config) {
+		th := 0.5
+		c.Router.Mode, c.Admission.QueueThreshold = v1.ModeRoundRobin, &th
+	})
+	seen := map[string]int{}
+	for i := 0; i < 4; i++ {
+		d, err := f.route(context.Background(), input("short", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[d.Endpoints()[0]]++
+		d.FirstToken()
+		d.Done(nil)
+	}
+	if len(seen) != 2 || seen[f.set.Snapshot().List[0].Key()] != 2 {
+		t.Fatalf("round-robin with a queue spread 4 requests as %v, want 2 and 2", seen)
 	}
 }
