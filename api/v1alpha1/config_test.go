@@ -49,6 +49,7 @@ func TestParseAndValidate(t *testing.T) {
 		{"negative stride", "kv:\n  predictedStride: -2\n", []string{"kv.predictedStride"}},
 		{"zero queue threshold (Dynamo's most eager queueing)", "admission:\n  queueThreshold: 0\n", nil},
 		{"negative queue threshold", "admission:\n  queueThreshold: -0.5\n", []string{"admission.queueThreshold"}},
+		{"negative affinity threshold", "admission:\n  affinityThreshold: -1\n", []string{"admission.affinityThreshold"}},
 		{"engine path without slash", "scrape:\n  enginePaths:\n    sglang: metrics\n", []string{"scrape.enginePaths.sglang"}},
 		{"prune target above 1", "kv:\n  pruneTarget: 1.5\n", []string{"kv.pruneTarget"}},
 		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},
@@ -250,6 +251,10 @@ func TestQueueDefaults(t *testing.T) {
 			}
 			if c.Admission.QueuePolicy != QueueWSPT {
 				t.Errorf("queuePolicy = %q, want wspt by default", c.Admission.QueuePolicy)
+			}
+			// The affinity threshold is on exactly when the queue is, at 1.0.
+			if a := c.Admission.AffinityThreshold; (a == nil) != (got == nil) || (a != nil && *a != 1) {
+				t.Errorf("affinityThreshold = %v with queueThreshold %v, want 1.0 exactly when queueing", a, got)
 			}
 			c.SetDefaults() // defaults are idempotent
 			if again := c.Admission.QueueThreshold; (again == nil) != (got == nil) {

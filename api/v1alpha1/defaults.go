@@ -69,9 +69,14 @@ func (a *Admission) setDefaults(mode string) {
 		a.Queue = ptr(a.QueueThreshold != nil || mode == ModeKV)
 	}
 	if !*a.Queue {
-		a.QueueThreshold = nil
-	} else if a.QueueThreshold == nil {
-		a.QueueThreshold = ptr(0.25)
+		a.QueueThreshold, a.AffinityThreshold = nil, nil
+	} else {
+		if a.QueueThreshold == nil {
+			a.QueueThreshold = ptr(0.25)
+		}
+		if a.AffinityThreshold == nil {
+			a.AffinityThreshold = ptr(1.0)
+		}
 	}
 	setStr(&a.QueuePolicy, QueueWSPT)
 	if a.MaxQueueLength == 0 {

@@ -13,6 +13,7 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	f.Add([]byte("router:\n  mode: custom\n  profile:\n    scorers: [{name: kv-overlap, weight: 1}]\n    picker: softmax\n"))
 	f.Add([]byte("admission:\n  queueThreshold: 0.8\nkv:\n  predictedTTL: 1h\n"))
+	f.Add([]byte("admission:\n  affinityThreshold: 0.5\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {

@@ -214,6 +214,21 @@ type Admission struct {
 	// one); higher hands more to the engines' own first-come queues, which a
 	// long prompt blocks. 0 queues while every endpoint has any prefill.
 	QueueThreshold *float64 `json:"queueThreshold,omitempty"`
+	// AffinityThreshold (a fraction; default 1.0 when the queue is on; kv
+	// mode only) is the threshold for a request some endpoint holds part of
+	// cached: it
+	// goes when the endpoint its cost picks has active prefill tokens, plus
+	// those reserved there, at or under threshold x max batched tokens,
+	// and then to that endpoint; a request no endpoint holds cached goes to
+	// the cheapest endpoint under queueThreshold. Without it a request
+	// passed on one endpoint's room and went to another, where it queued in
+	// the engine behind a long prefill instead of in the picker, where
+	// shorter work passes longer (1.0: the endpoint starts it within about
+	// one engine step). Higher hands more cache hits to the engines' own
+	// first-come queues; lower holds them in the picker even where they
+	// would start at once. Requests with a session keep queueThreshold's
+	// pool-wide rule (their endpoint is the session's).
+	AffinityThreshold *float64 `json:"affinityThreshold,omitempty"`
 	// QueuePolicy orders waiting requests of one priority: "wspt" (default:
 	// least uncached prompt first, prompts within a factor of about 1.4 in
 	// arrival order; Dynamo's --router-queue-policy wspt) or "fcfs" (arrival

@@ -134,6 +134,9 @@ func (a *Admission) validate(p *problems) {
 	if a.QueueThreshold != nil && !(*a.QueueThreshold >= 0) {
 		p.add("admission.queueThreshold", "must not be negative (0 queues while every endpoint has any prefill; omit it to turn queueing off)")
 	}
+	if a.AffinityThreshold != nil && !(*a.AffinityThreshold >= 0) {
+		p.add("admission.affinityThreshold", "must not be negative")
+	}
 	if !contains(QueuePolicies, a.QueuePolicy) {
 		p.add("admission.queuePolicy", "must be one of %v, got %q", QueuePolicies, a.QueuePolicy)
 	}

@@ -45,16 +45,56 @@ func (g *Gate[K]) Admit(key K, tokens int, loads []Load) bool {
 	for i := range loads {
 		l := &loads[i]
 		load := l.PrefillTokens + g.byEP[l.Endpoint]
-		if float64(load) <= g.threshold*float64(l.MaxBatched) && !l.Busy && (best == "" || load < bestLoad) {
+		if fits(l, load, g.threshold) && (best == "" || load < bestLoad) {
 			best, bestLoad = l.Endpoint, load
 		}
 	}
 	if best == "" {
 		return false
 	}
-	g.byEP[best] += tokens
-	g.byReq[key] = reservation{best, tokens}
+	g.reserve(key, best, tokens)
 	return true
+}
+
+// AdmitTo is Admit for a caller that has already picked the endpoint (the
+// router's choice): the request may go when l, with the tokens reserved on
+// it, is at or under threshold x MaxBatched and not busy; then its tokens
+// are reserved there.
+func (g *Gate[K]) AdmitTo(key K, tokens int, l Load, threshold float64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !fits(&l, l.PrefillTokens+g.byEP[l.Endpoint], threshold) {
+		return false
+	}
+	g.reserve(key, l.Endpoint, tokens)
+	return true
+}
+
+// Room reports whether some endpoint of loads has its active prefill plus
+// the tokens reserved on it at or under threshold x its max batched tokens,
+// and is not busy. It reserves nothing.
+func (g *Gate[K]) Room(loads []Load, threshold float64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := range loads {
+		if fits(&loads[i], loads[i].PrefillTokens+g.byEP[loads[i].Endpoint], threshold) {
+			return true
+		}
+	}
+	return false
+}
+
+// Threshold is the gate's queue threshold (a fraction of max batched tokens).
+func (g *Gate[K]) Threshold() float64 { return g.threshold }
+
+func fits(l *Load, load int, threshold float64) bool {
+	return float64(load) <= threshold*float64(l.MaxBatched) && !l.Busy
+}
+
+// reserve records key's tokens on endpoint; the caller holds g.mu.
+func (g *Gate[K]) reserve(key K, endpoint string, tokens int) {
+	g.byEP[endpoint] += tokens
+	g.byReq[key] = reservation{endpoint, tokens}
 }
 
 // Reserved is the number of tokens reserved on endpoint.

@@ -53,3 +53,44 @@ func TestGateReservationsAccumulate(t *testing.T) {
 		t.Fatal("capacity not freed by Release")
 	}
 }
+
+// TestGateAdmitTo: a request whose endpoint is already picked passes only on
+// that endpoint's room, at the threshold it is given, reservations counted.
+func TestGateAdmitTo(t *testing.T) {
+	cases := []struct {
+		name      string
+		load      Load
+		threshold float64
+		reserved  int // held on the endpoint by another request first
+		want      bool
+	}{
+		{"under", Load{Endpoint: "a", PrefillTokens: 900, MaxBatched: 1000}, 1, 0, true},
+		{"at", Load{Endpoint: "a", PrefillTokens: 1000, MaxBatched: 1000}, 1, 0, true},
+		{"over", Load{Endpoint: "a", PrefillTokens: 1001, MaxBatched: 1000}, 1, 0, false},
+		{"own threshold, not the gate's", Load{Endpoint: "a", PrefillTokens: 400, MaxBatched: 1000}, 0.3, 0, false},
+		{"reservations count", Load{Endpoint: "a", PrefillTokens: 500, MaxBatched: 1000}, 1, 600, false},
+		{"busy", Load{Endpoint: "a", MaxBatched: 1000, Busy: true}, 1, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGate[int](0.5)
+			if tc.reserved > 0 && !g.AdmitTo(0, tc.reserved, Load{Endpoint: "a", MaxBatched: 1000}, 1) {
+				t.Fatal("setup reservation refused")
+			}
+			if got := g.AdmitTo(1, 40, tc.load, tc.threshold); got != tc.want {
+				t.Fatalf("AdmitTo = %v, want %v", got, tc.want)
+			}
+			want := tc.reserved
+			if tc.want {
+				want += 40
+			}
+			if got := g.Reserved("a"); got != want {
+				t.Fatalf("reserved %d, want %d", got, want)
+			}
+			g.Release(1)
+			if got := g.Reserved("a"); got != tc.reserved {
+				t.Fatalf("after release %d, want %d", got, tc.reserved)
+			}
+		})
+	}
+}

@@ -20,12 +20,12 @@ type Item[T any] struct {
 	Work int
 	// Value is the caller's payload (e.g. the request); the queue never reads it.
 	Value T
-	// Group names the items canDispatch answers alike (for the router: one
-	// model, adapter and subset hint, so the same eligible endpoints). Once
-	// canDispatch refuses one in a Release pass, the later ones of its group
-	// are not asked in that pass: capacity only shrinks within a pass, and a
-	// full queue is otherwise scanned whole on every notification. Empty:
-	// always asked.
+	// Group names items with the same eligible endpoints (for the router:
+	// one model, adapter and subset hint). When canDispatch refuses one and
+	// calls RefuseGroup (the refusal holds for the whole group, e.g. no
+	// eligible endpoint has room), the later items of the group are not
+	// asked in that Release pass: capacity only shrinks within a pass, and
+	// a full queue is otherwise scanned whole on every notification.
 	Group string
 
 	owner    *Core[T]
@@ -38,7 +38,12 @@ type Item[T any] struct {
 	enqueued time.Time
 	deadline time.Time
 	wake     chan error // set by Queue for a blocked Admit; nil in Core-only use
+	groupOff bool       // canDispatch refused it for its whole Group (RefuseGroup)
 }
+
+// RefuseGroup tells Release, from inside canDispatch refusing it, that the
+// refusal holds for every item of its Group in this pass.
+func (it *Item[T]) RefuseGroup() { it.groupOff = true }
 
 // Queued reports whether the item is waiting in a Core. Not safe to call
 // concurrently with that Core's methods.

@@ -11,8 +11,9 @@ import (
 // Release removes and returns, in priority order then the queue's Order
 // (FIFO, or least Work first for wspt), every queued item for which
 // canDispatch returns true. An item that cannot go does not hold back
-// a later one that can (no head-of-line blocking), unless both share a Group:
-// then the later one is not asked in this pass. Items already past their
+// a later one that can (no head-of-line blocking), unless canDispatch
+// refused the whole Group (RefuseGroup): then the group's later items are not
+// asked in this pass. Items already past their
 // deadline at now are skipped and left for Expire, so a timeout never becomes a
 // late dispatch.
 //
@@ -27,16 +28,17 @@ func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Ite
 		return nil
 	}
 	var out []*Item[T]
-	var refused []string // groups canDispatch refused in this pass (few: a linear scan)
+	var refused []string // groups refused whole in this pass (few: a linear scan)
 	for _, l := range c.levels {
 		for _, it := range c.ordered(l) {
 			if !now.Before(it.deadline) || it.Group != "" && slices.Contains(refused, it.Group) {
 				continue
 			}
+			it.groupOff = false
 			if canDispatch(it) {
 				c.unlink(it)
 				out = append(out, it)
-			} else if it.Group != "" {
+			} else if it.groupOff && it.Group != "" {
 				refused = append(refused, it.Group)
 			}
 		}

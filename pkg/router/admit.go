@@ -11,30 +11,57 @@ import (
 )
 
 // canDispatch is the admission queue's predicate for a request: queued, or
-// on the fast path (not queued yet).
+// on the fast path (not queued yet). A refusal that holds for every request
+// of p's eligibility group (no eligible endpoint has room) is passed on, so
+// the queue does not ask the rest of the group in this pass.
 func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool {
 	if it.Queued() {
 		r.Waits(it.Value, it.Rank())
 	}
-	return r.Admissible(it.Value)
+	ok := r.Admissible(it.Value)
+	if !ok && it.Value.groupFull {
+		it.RefuseGroup()
+	}
+	return ok
 }
 
-// Admissible reports whether p may be dispatched now: the queue-threshold
-// gate over the endpoints eligible for it (busy endpoints count as full: with
-// queueing on, a fleet that is all busy holds requests in the queue, bounded
-// by its length and wait, instead of answering 503 at once). When it returns
-// true it has reserved p's prompt tokens on an endpoint until p is chosen
-// (active work counts them from then) or fails. Callers that run their own
-// queue (the virtual-time simulator drives admission.Core) call it directly,
-// and Waits for a request they queue. With the shared queue order
-// (queueorder.go) p is also held back while a peer replica has a request
-// ranked before it waiting, and peers hear when p starts to wait.
+// Admissible reports whether p may be dispatched now: on the endpoint the
+// scheduler picks for it (admitPicked), or, for a session or outside kv mode,
+// the queue-threshold gate over the endpoints eligible for it (busy
+// endpoints count as full: with queueing on, a fleet that is all busy holds
+// requests in the queue, bounded by its length and wait, instead of
+// answering 503 at once). When it returns true it has reserved p's prompt
+// tokens on an endpoint until p is chosen (active work counts them from
+// then) or fails. Callers that run their own queue (the virtual-time
+// simulator drives admission.Core) call it directly, and Waits for a
+// request they queue. With the shared queue order (queueorder.go) p is also
+// held back while a peer replica has a request ranked before it waiting,
+// and peers hear when p starts to wait.
 func (r *Router) Admissible(p *Prepared) bool {
+	p.groupFull = false
 	if r.gate == nil {
 		return true
 	}
-	// The gate reads load and eligibility only: the prefix lookup and the
-	// rates are choose's, once the request may go.
+	if !r.gateAdmits(p) {
+		p.wait.held = time.Time{}
+		r.announce(p)
+		return false
+	}
+	if r.heldForPeers(p) {
+		r.gate.Release(p)
+		p.admittedOn = ""
+		r.announce(p)
+		return false
+	}
+	return true
+}
+
+// gateAdmits is the threshold gate: it reserves p's tokens and reports true,
+// or reports false and sets p.groupFull when no eligible endpoint has room
+// under the loosest threshold that applies (then no request of p's group
+// could pass either). That check reads load only, so a long queue in a full
+// fleet costs a few microseconds per notification, not a pick per request.
+func (r *Router) gateAdmits(p *Prepared) bool {
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	defer func() { clear(*buf); candBufs.Put(buf) }()
 	*buf = states(r.deps.Set.Snapshot(), r.deps.Active, *buf)
@@ -48,14 +75,25 @@ func (r *Router) Admissible(p *Prepared) bool {
 		loads[i] = admission.Load{Endpoint: c.Key(), PrefillTokens: c.Active.PrefillTokens,
 			MaxBatched: scheduler.MaxBatched(c), Busy: r.sched.Busy(c)}
 	}
-	if !r.gate.Admit(p, p.Req.PromptTokens, loads) {
-		p.wait.held = time.Time{}
-		r.announce(p)
+	loosest := r.gate.Threshold()
+	if a := r.cfg.Admission.AffinityThreshold; a != nil && *a > loosest {
+		loosest = *a
+	}
+	if !r.gate.Room(loads, loosest) {
+		p.groupFull = true
 		return false
 	}
-	if r.heldForPeers(p) {
-		r.gate.Release(p)
-		r.announce(p)
+	if r.picksAtAdmission(p) && !r.gate.Room(loads, r.gate.Threshold()) && r.uncachedEverywhere(p) {
+		return false // what admitPicked answers a cold request then, without scoring it
+	}
+	if admit, ok := r.admitPicked(p); ok {
+		return admit
+	}
+	// The pool-wide rule reads load and eligibility only: the prefix lookup
+	// and the rates are choose's, once the request may go. It answers every
+	// request of p's group alike.
+	if !r.gate.Admit(p, p.Req.PromptTokens, loads) {
+		p.groupFull = true
 		return false
 	}
 	return true
@@ -112,3 +150,18 @@ var (
 )
 
 const maxGroupNames = 4096
+
+// uncachedEverywhere reports whether no endpoint holds a block of p's
+// prompt per the index (at any of its block sizes): admitPicked's cold case.
+func (r *Router) uncachedEverywhere(p *Prepared) bool {
+	now := r.deps.Now()
+	if len(p.IndexChain) > 0 && len(r.deps.Index.MatchCredited(p.IndexChain, now, r.tiers, nil)) > 0 {
+		return false
+	}
+	for _, c := range p.sized {
+		if len(r.deps.Index.MatchCredited(c.chain, now, r.tiers, nil)) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -45,16 +45,27 @@ func benchRoute(b *testing.B, f *fixture) {
 }
 
 // BenchmarkNotifyFullQueue is one notification (a prefill done, a request
-// freed, a peer's event) while 1,000 requests wait and the fleet stays full:
-// what overload costs the picker per event. The requests share a group, so a
-// pass asks the gate once; before groups it asked all 1,000.
+// freed, a peer's event) while 1,000 cold requests wait: what overload
+// costs the picker per event. "full": every endpoint is past the loosest
+// threshold, so the queue asks the gate once for the whole group; "room":
+// the endpoints have room for cached requests but not for cold ones, so
+// every request is asked (an index lookup each, no scoring).
 func BenchmarkNotifyFullQueue(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		tokens int // active prefill per endpoint (max batched 8,192)
+	}{{"full", 9000}, {"room", 4000}} {
+		b.Run(c.name, func(b *testing.B) { benchNotify(b, c.tokens) })
+	}
+}
+
+func benchNotify(b *testing.B, tokens int) {
 	f := newFixture(b, 4, func(c *v1.Config) {
-		th := 0.0
+		th := 0.25
 		c.Admission.QueueThreshold, c.Admission.MaxQueueLength = &th, 2000
 	})
-	for _, e := range f.set.Snapshot().List { // every endpoint has prefill in flight
-		f.active.Add(e.Key(), activework.Work{PromptTokens: 4000, UncachedTokens: 4000, BlockSize: 16}, f.clock())
+	for _, e := range f.set.Snapshot().List {
+		f.active.Add(e.Key(), activework.Work{PromptTokens: tokens, UncachedTokens: tokens, BlockSize: 16}, f.clock())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

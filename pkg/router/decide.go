@@ -99,8 +99,10 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	}
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	cands := r.candidates(p, *buf)
+	adm := admitted(p, cands)
 	start := time.Now()
 	chosen, res, err := r.sched.Schedule(&p.Req, cands)
+	chosen = pinAdmitted(chosen, adm)
 	clear(cands) // drop the Entry pointers while pooled
 	*buf = cands[:0]
 	candBufs.Put(buf)

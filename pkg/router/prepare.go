@@ -37,6 +37,12 @@ type Prepared struct {
 	sized []sizedChain
 	// wait is its place in the fleet's queue order (see queueorder.go).
 	wait waitState
+	// admittedOn is the endpoint the admission gate reserved p's room on
+	// (admitPicked), which choose makes the primary; "" otherwise.
+	admittedOn string
+	// groupFull: the last Admissible refused p for a reason that holds for
+	// every request of its eligibility group (see canDispatch).
+	groupFull bool
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,10 +29,10 @@ func (o *orderFake) Waiting(id uint64, model string, rank admission.Rank) {
 func (o *orderFake) Left(id uint64)                    { o.note("left %d", id) }
 func (o *orderFake) Ahead(string, admission.Rank) bool { return o.ahead }
 
-// queued prepares a request of n words and puts it in a simulated queue at class.
-func queuedN(t *testing.T, f *fixture, class, n int) *Prepared {
+// queuedN prepares a request of n words and puts it in a simulated queue at class.
+func queuedN(t *testing.T, f *fixture, class int, prefix string, n int) *Prepared {
 	t.Helper()
-	p, err := f.r.Prepare(context.Background(), input(words("q", n), nil))
+	p, err := f.r.Prepare(context.Background(), input(words(prefix, n), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func queuedN(t *testing.T, f *fixture, class, n int) *Prepared {
 	return p
 }
 
-func queued(t *testing.T, f *fixture, class int) *Prepared { return queuedN(t, f, class, 300) }
+func queued(t *testing.T, f *fixture, class int) *Prepared { return queuedN(t, f, class, "q", 300) }
 
 // TestSharedQueueOrder: a request that could go waits while a peer has one
 // ranked first, for at most queueYield; peers hear of a request once it
@@ -99,7 +100,7 @@ func TestSharedQueueOrder(t *testing.T) {
 		f := newFixture(t, 1, nil)
 		o := &orderFake{}
 		withSync(t, f, o, queueing(v1.QueueOrderShared))
-		first := queuedN(t, f, 1, 4000)
+		first := queuedN(t, f, 1, "fill", 4000) // no prefix in common with the next: it is judged cold
 		if !f.r.Admissible(first) {
 			t.Fatal("an idle fleet refused")
 		}
@@ -259,5 +260,46 @@ func TestEligibilityGroup(t *testing.T) {
 	}
 	if mk("m", "", "x").eligibilityGroup() == mk("m", "", "y").eligibilityGroup() {
 		t.Fatal("different subset hints share a group")
+	}
+}
+
+// A fleet with no room under the loosest threshold refuses a whole group at
+// the first request (the queue asks no more of it in that pass); a fleet
+// with room refuses request by request, since each picks its own endpoint.
+func TestFullFleetRefusesTheGroup(t *testing.T) {
+	f := newFixture(t, 2, func(c *v1.Config) { th := 0.25; c.Admission.QueueThreshold = &th })
+	now := f.clock()
+	load := func(tokens int) {
+		for _, e := range f.set.Snapshot().List {
+			f.active.Add(e.Key(), activework.Work{PromptTokens: tokens, UncachedTokens: tokens, BlockSize: 16}, now)
+		}
+	}
+	core := admission.NewCore[*Prepared](admission.Options{MaxLength: 8, MaxWait: time.Minute})
+	for i := range 3 {
+		p, err := f.r.Prepare(context.Background(), input(words(fmt.Sprint("cold", i, "-"), 100), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := core.Push(&admission.Item[*Prepared]{ISLTokens: p.Req.PromptTokens, Value: p, Group: p.eligibilityGroup()}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := func() int {
+		n := 0
+		if got := core.Release(now, func(it *admission.Item[*Prepared]) bool { n++; return f.r.canDispatch(it) }); len(got) != 0 {
+			t.Fatalf("released %d from a full fleet", len(got))
+		}
+		return n
+	}
+	load(9000) // past 1.0 x 8192 on both: nothing can go
+	if n := asked(); n != 1 {
+		t.Fatalf("full fleet: the gate was asked %d times, want once for the group", n)
+	}
+	// A fresh fleet at half load: room under 1.0, none under 0.25, so each
+	// cold request is refused on its own.
+	f = newFixture(t, 2, func(c *v1.Config) { th := 0.25; c.Admission.QueueThreshold = &th })
+	load(4000)
+	if n := asked(); n != 3 {
+		t.Fatalf("fleet with room: the gate was asked %d times, want each of 3", n)
 	}
 }
