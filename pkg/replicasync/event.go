@@ -53,8 +53,9 @@ const (
 	// cache; no active work (a snapshot's recent prefixes).
 	KindPredicted
 	// KindWaiting: the request waits in the origin's admission queue (Model,
-	// Priority, Class set; At is when it was queued). Its KindAdded, or a
-	// KindLeft, ends the wait.
+	// Priority, Class set; At is when it was queued; Endpoint is the one it
+	// waits for room on, "" for any). Its KindAdded, or a KindLeft, ends the
+	// wait; a later KindWaiting replaces it.
 	KindWaiting
 	// KindLeft: the request left the origin's queue without being routed
 	// (timed out, shed, or its client went away).
@@ -145,12 +146,13 @@ type Recorder interface {
 // best request, not the fleet's. A router whose Recorder also implements
 // QueueOrder uses it.
 type QueueOrder interface {
-	// Waiting: request id waits in this replica's queue for model at rank.
-	// The id is the one its Added will carry when it is routed.
-	Waiting(id uint64, model string, rank admission.Rank)
+	// Waiting: request id waits in this replica's queue for model at rank,
+	// for room on endpoint ("": on any). The id is the one its Added will
+	// carry when it is routed. Called again when the endpoint changes.
+	Waiting(id uint64, model, endpoint string, rank admission.Rank)
 	// Left: request id left the queue without being routed.
 	Left(id uint64)
 	// Ahead reports whether a peer has a request for model waiting that
-	// goes before rank.
-	Ahead(model string, rank admission.Rank) bool
+	// goes before rank and could take the room on endpoint ("": any).
+	Ahead(model, endpoint string, rank admission.Rank) bool
 }

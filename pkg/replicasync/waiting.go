@@ -11,15 +11,17 @@ import (
 // ownWait is one of this replica's requests waiting in its queue, for
 // snapshots.
 type ownWait struct {
-	model string
-	rank  admission.Rank
+	model, endpoint string
+	rank            admission.Rank
 }
 
-// Waiting implements QueueOrder.
-func (r *Replica) Waiting(id uint64, model string, rank admission.Rank) {
+// Waiting implements QueueOrder. Called again for the same id (its
+// endpoint changed), peers replace what they hold.
+func (r *Replica) Waiting(id uint64, model, endpoint string, rank admission.Rank) {
 	r.mu.Lock()
-	r.queued[id] = ownWait{model: model, rank: rank}
-	r.emit(Event{Kind: KindWaiting, Request: id, At: rank.Enqueued, Model: model, Priority: rank.Priority, Class: rank.Class})
+	r.queued[id] = ownWait{model: model, endpoint: endpoint, rank: rank}
+	r.emit(Event{Kind: KindWaiting, Request: id, At: rank.Enqueued, Model: model, Endpoint: endpoint,
+		Priority: rank.Priority, Class: rank.Class})
 	r.mu.Unlock()
 }
 
@@ -37,7 +39,9 @@ func (r *Replica) Left(id uint64) {
 // Ahead implements QueueOrder. It takes only the waits' own lock: the router
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
-func (r *Replica) Ahead(model string, rank admission.Rank) bool { return r.waits.ahead(model, rank) }
+func (r *Replica) Ahead(model, endpoint string, rank admission.Rank) bool {
+	return r.waits.ahead(model, endpoint, rank)
+}
 
 // PeersWaiting is the number of peers' requests known to wait.
 func (r *Replica) PeersWaiting() int { return r.waits.count() }
@@ -61,7 +65,7 @@ func (r *Replica) snapshotWaits(evs []Event) []Event {
 	for _, id := range ids {
 		w := r.queued[id]
 		evs = append(evs, r.state(Event{Kind: KindWaiting, Request: id, At: w.rank.Enqueued, Model: w.model,
-			Priority: w.rank.Priority, Class: w.rank.Class}))
+			Endpoint: w.endpoint, Priority: w.rank.Priority, Class: w.rank.Class}))
 	}
 	return evs
 }
@@ -70,23 +74,26 @@ func (r *Replica) snapshotWaits(evs []Event) []Event {
 // origin. Its lock is a leaf: nothing is called while holding it, so the
 // router's queue may ask it from inside Apply's notifications.
 type peerWaits struct {
-	mu    sync.Mutex
-	by    map[string]map[uint64]*peerWait
-	best  map[string]admission.Rank // first waiting rank per model (see ahead)
-	dirty bool                      // best needs recomputing
-	left  bool                      // a wait ended since takeLeft last ran
+	mu     sync.Mutex
+	by     map[string]map[uint64]*peerWait
+	best   map[string]admission.Rank // first waiting rank per model, any endpoint (see ahead)
+	target map[string]admission.Rank // first waiting rank per model and endpoint ("" : any)
+	dirty  bool                      // best and target need recomputing
+	left   bool                      // a wait ended since takeLeft last ran
 }
 
 // peerWait is a peer's request waiting in the peer's queue.
 type peerWait struct {
-	model string
-	rank  admission.Rank
-	since time.Time // when it was applied here (this replica's clock)
+	model, endpoint string // endpoint: the one it waits for room on ("": any)
+	rank            admission.Rank
+	since           time.Time // when it was applied here (this replica's clock)
 }
 
 func newPeerWaits() peerWaits {
-	return peerWaits{by: map[string]map[uint64]*peerWait{}, best: map[string]admission.Rank{}}
+	return peerWaits{by: map[string]map[uint64]*peerWait{}, best: map[string]admission.Rank{}, target: map[string]admission.Rank{}}
 }
+
+func targetKey(model, endpoint string) string { return model + "\x00" + endpoint }
 
 // set records origin's request ev.Request as waiting (KindWaiting).
 func (w *peerWaits) set(origin string, ev *Event, now time.Time) {
@@ -97,7 +104,8 @@ func (w *peerWaits) set(origin string, ev *Event, now time.Time) {
 		m = map[uint64]*peerWait{}
 		w.by[origin] = m
 	}
-	m[ev.Request] = &peerWait{model: ev.Model, since: now, rank: admission.Rank{Priority: ev.Priority, Class: ev.Class, Enqueued: ev.At}}
+	m[ev.Request] = &peerWait{model: ev.Model, endpoint: ev.Endpoint, since: now,
+		rank: admission.Rank{Priority: ev.Priority, Class: ev.Class, Enqueued: ev.At}}
 	w.dirty = true
 }
 
@@ -150,24 +158,36 @@ func (w *peerWaits) expire(cutoff time.Time) int {
 	return n
 }
 
-// ahead reports whether a request for model waits that goes before rank.
-// The best rank per model is recomputed only after the waits changed.
-func (w *peerWaits) ahead(model string, rank admission.Rank) bool {
+// ahead reports whether a request for model waits that goes before rank
+// and waits for room on endpoint; with endpoint "" (a request that could
+// go anywhere) any wait for the model counts. The first ranks are
+// recomputed only after the waits changed.
+func (w *peerWaits) ahead(model, endpoint string, rank admission.Rank) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.dirty {
 		clear(w.best)
+		clear(w.target)
 		for _, m := range w.by {
 			for _, pw := range m {
-				if b, ok := w.best[pw.model]; !ok || pw.rank.Before(b) {
-					w.best[pw.model] = pw.rank
-				}
+				keepFirst(w.best, pw.model, pw.rank)
+				keepFirst(w.target, targetKey(pw.model, pw.endpoint), pw.rank)
 			}
 		}
 		w.dirty = false
 	}
-	best, ok := w.best[model]
-	return ok && best.Before(rank)
+	before := func(m map[string]admission.Rank, k string) bool { b, ok := m[k]; return ok && b.Before(rank) }
+	if endpoint == "" {
+		return before(w.best, model)
+	}
+	return before(w.target, targetKey(model, endpoint))
+}
+
+// keepFirst records r under k unless a rank before it is there.
+func keepFirst(m map[string]admission.Rank, k string, r admission.Rank) {
+	if b, ok := m[k]; !ok || r.Before(b) {
+		m[k] = r
+	}
 }
 
 func (w *peerWaits) count() int {

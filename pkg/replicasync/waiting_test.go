@@ -13,36 +13,45 @@ func waitEv(seq, req uint64, model string, class int, ms int) Event {
 		At: t0.Add(time.Duration(ms) * time.Millisecond)}
 }
 
+// at sets the endpoint a waiting event waits for.
+func at(e Event, endpoint string) Event { e.Endpoint = endpoint; return e }
+
 // TestAheadFollowsPeersWaits: which of B's requests a peer's waiting ones go
 // before, and when a wait ends.
 func TestAheadFollowsPeersWaits(t *testing.T) {
 	mine := admission.Rank{Class: 20, Enqueued: t0.Add(5 * time.Millisecond)}
 	cases := []struct {
-		name  string
-		evs   []Event
-		model string
-		rank  admission.Rank
-		ahead bool
+		name     string
+		evs      []Event
+		model    string
+		endpoint string // where the asking request would go ("": anywhere)
+		rank     admission.Rank
+		ahead    bool
 	}{
-		{"nothing waits", nil, "m", mine, false},
-		{"smaller class waits", []Event{waitEv(1, 1, "m", 19, 9)}, "m", mine, true},
-		{"larger class waits", []Event{waitEv(1, 1, "m", 21, 0)}, "m", mine, false},
-		{"same class, queued earlier", []Event{waitEv(1, 1, "m", 20, 1)}, "m", mine, true},
-		{"same class, queued later", []Event{waitEv(1, 1, "m", 20, 9)}, "m", mine, false},
-		{"another model's wait does not hold this one", []Event{waitEv(1, 1, "other", 1, 0)}, "m", mine, false},
-		{"higher priority waits", []Event{func() Event { e := waitEv(1, 1, "m", 40, 9); e.Priority = 1; return e }()}, "m", mine, true},
-		{"routed: its added ends the wait", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindAdded, 1, e1)}, "m", mine, false},
-		{"left the queue", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindLeft, 1, "")}, "m", mine, false},
-		{"one of two left", []Event{waitEv(1, 1, "m", 1, 0), waitEv(2, 2, "m", 19, 0), ev(3, KindLeft, 1, "")}, "m", mine, true},
-		{"the peer restarted", []Event{waitEv(1, 1, "m", 1, 0), withEpoch(ev(1, KindAdded, 5, e1), 2)}, "m", mine, false},
-		{"a fast-path arrival waits behind any wait of its priority", []Event{waitEv(1, 1, "m", 60, 9)}, "m",
+		{"nothing waits", nil, "m", "", mine, false},
+		{"smaller class waits", []Event{waitEv(1, 1, "m", 19, 9)}, "m", "", mine, true},
+		{"larger class waits", []Event{waitEv(1, 1, "m", 21, 0)}, "m", "", mine, false},
+		{"same class, queued earlier", []Event{waitEv(1, 1, "m", 20, 1)}, "m", "", mine, true},
+		{"same class, queued later", []Event{waitEv(1, 1, "m", 20, 9)}, "m", "", mine, false},
+		{"another model's wait does not hold this one", []Event{waitEv(1, 1, "other", 1, 0)}, "m", "", mine, false},
+		{"higher priority waits", []Event{func() Event { e := waitEv(1, 1, "m", 40, 9); e.Priority = 1; return e }()}, "m", "", mine, true},
+		{"routed: its added ends the wait", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindAdded, 1, e1)}, "m", "", mine, false},
+		{"left the queue", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindLeft, 1, "")}, "m", "", mine, false},
+		{"one of two left", []Event{waitEv(1, 1, "m", 1, 0), waitEv(2, 2, "m", 19, 0), ev(3, KindLeft, 1, "")}, "m", "", mine, true},
+		{"the peer restarted", []Event{waitEv(1, 1, "m", 1, 0), withEpoch(ev(1, KindAdded, 5, e1), 2)}, "m", "", mine, false},
+		{"a fast-path arrival waits behind any wait of its priority", []Event{waitEv(1, 1, "m", 60, 9)}, "m", "",
 			admission.Rank{Class: int(^uint(0) >> 1), Enqueued: t0.Add(time.Second)}, true},
+		{"going where its cache is: a wait for that endpoint holds it", []Event{at(waitEv(1, 1, "m", 1, 0), e1)}, "m", e1, mine, true},
+		{"going where its cache is: a wait for another endpoint does not", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", e1, mine, false},
+		{"going where its cache is: a cold wait does not", []Event{waitEv(1, 1, "m", 1, 0)}, "m", e1, mine, false},
+		{"a request that could go anywhere gives way to a wait for any endpoint", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", "", mine, true},
+		{"a new waiting event moves the wait", []Event{at(waitEv(1, 1, "m", 1, 0), e1), at(waitEv(2, 1, "m", 1, 0), e2)}, "m", e1, mine, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "b", nil)
 			f.r.Apply("a", tc.evs)
-			if got := f.r.Ahead(tc.model, tc.rank); got != tc.ahead {
+			if got := f.r.Ahead(tc.model, tc.endpoint, tc.rank); got != tc.ahead {
 				t.Fatalf("Ahead = %v, want %v (peers waiting: %d)", got, tc.ahead, f.r.PeersWaiting())
 			}
 		})
@@ -76,8 +85,8 @@ func TestWaitEndsNotify(t *testing.T) {
 	}
 	f.r.Apply("a", []Event{waitEv(7, 4, "m", 1, 0)})
 	f.r.ExpirePeer("a")
-	if n != 4 || f.r.Ahead("m", admission.Rank{Class: 50}) {
-		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", admission.Rank{Class: 50}))
+	if n != 4 || f.r.Ahead("m", "", admission.Rank{Class: 50}) {
+		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", "", admission.Rank{Class: 50}))
 	}
 }
 
@@ -87,9 +96,9 @@ func TestWaitEndsNotify(t *testing.T) {
 func TestWaitingSentAndSnapshotted(t *testing.T) {
 	a := newFixture(t, "a", nil)
 	at := t0.Add(time.Millisecond)
-	a.r.Waiting(1, "m", admission.Rank{Priority: 2, Class: 7, Enqueued: at})
-	a.r.Waiting(2, "m", admission.Rank{Class: 9, Enqueued: at})
-	a.r.Waiting(3, "m", admission.Rank{Class: 11, Enqueued: at})
+	a.r.Waiting(1, "m", "", admission.Rank{Priority: 2, Class: 7, Enqueued: at})
+	a.r.Waiting(2, "m", "", admission.Rank{Class: 9, Enqueued: at})
+	a.r.Waiting(3, "m", "", admission.Rank{Class: 11, Enqueued: at})
 	a.r.Added(1, e1, work(64), nil)
 	a.r.Left(2)
 	a.r.Left(2) // once only
@@ -122,7 +131,7 @@ func TestWaitingSentAndSnapshotted(t *testing.T) {
 	}
 	b := newFixture(t, "b", nil)
 	b.r.Apply("a", a.r.Snapshot())
-	if !b.r.Ahead("m", admission.Rank{Class: 12}) || b.r.Ahead("m", admission.Rank{Class: 10}) {
+	if !b.r.Ahead("m", "", admission.Rank{Class: 12}) || b.r.Ahead("m", "", admission.Rank{Class: 10}) {
 		t.Fatal("a snapshot's wait does not order the peer's queue")
 	}
 }

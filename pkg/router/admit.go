@@ -62,6 +62,7 @@ func (r *Router) Admissible(p *Prepared) bool {
 // could pass either). That check reads load only, so a long queue in a full
 // fleet costs a few microseconds per notification, not a pick per request.
 func (r *Router) gateAdmits(p *Prepared) bool {
+	p.wait.target = "" // any endpoint, unless the pick says which
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	defer func() { clear(*buf); candBufs.Put(buf) }()
 	*buf = states(r.deps.Set.Snapshot(), r.deps.Active, *buf)

@@ -48,9 +48,12 @@ func (r *Router) admitPicked(p *Prepared) (admit, ok bool) {
 	l := admission.Load{Endpoint: c.Key(), PrefillTokens: c.Active.PrefillTokens - r.gate.Reserved(c.Key()),
 		MaxBatched: scheduler.MaxBatched(c), Busy: r.sched.Busy(c)}
 	if !r.gate.AdmitTo(p, p.Req.PromptTokens, l, threshold) {
+		if !cold {
+			p.wait.target = c.Key() // it waits for room there, where its cache is
+		}
 		return false, true
 	}
-	p.admittedOn = c.Key()
+	p.admittedOn, p.wait.cold = c.Key(), cold
 	return true, true
 }
 

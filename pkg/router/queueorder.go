@@ -12,10 +12,13 @@ import (
 // waitState is a request's part in the queue order shared with peer
 // replicas. The admission queue's lock serialises every access.
 type waitState struct {
-	rank   admission.Rank
-	queued bool      // rank is set: the request waits in this replica's queue
-	id     uint64    // announced to peers under this id (0: not announced); its Added reuses it
-	held   time.Time // since when it could go but a peer's request ranked first (zero: not held)
+	rank      admission.Rank
+	queued    bool      // rank is set: the request waits in this replica's queue
+	id        uint64    // announced to peers under this id (0: not announced); its Added reuses it
+	held      time.Time // since when it could go but a peer's request ranked first (zero: not held)
+	target    string    // the endpoint it waits for room on, per the gate's last refusal ("": any)
+	announced string    // the target peers last heard
+	cold      bool      // admitted as a request no endpoint holds cached (it could have gone anywhere with room)
 }
 
 // initQueueOrder turns the shared queue order on when the router queues and
@@ -36,10 +39,10 @@ func (r *Router) Waits(p *Prepared, rank admission.Rank) {
 }
 
 // heldForPeers reports whether p, which the gate would admit, must give way
-// to a peer's request ranked before it, and remembers for how long it has.
-// A request not yet queued (the fast path) gives way to any peer's waiting
-// request of its priority or higher: it joins the queue, where its rank
-// decides. queueYield bounds the hold, so a peer's request that cannot use
+// to a peer's request ranked before it that waits for room on the endpoint
+// p was admitted on (or on any), and remembers for how long it has. A
+// request not yet queued (the fast path) gives way to any such request of
+// its priority or higher: it joins the queue, where its rank decides. queueYield bounds the hold, so a peer's request that cannot use
 // this capacity does not stall the queue.
 func (r *Router) heldForPeers(p *Prepared) bool {
 	if r.order == nil {
@@ -50,7 +53,14 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	if !p.wait.queued {
 		rank = admission.Rank{Priority: p.Priority, Class: math.MaxInt, Enqueued: now}
 	}
-	if !r.order.Ahead(p.Req.Model, rank) {
+	// A request admitted where its cache is gives way only to peers' requests
+	// waiting for that endpoint; one that could have gone anywhere (cold, or
+	// admitted pool-wide) gives way to any.
+	target := p.admittedOn
+	if p.wait.cold {
+		target = ""
+	}
+	if !r.order.Ahead(p.Req.Model, target, rank) {
 		p.wait.held = time.Time{}
 		return false
 	}
@@ -60,12 +70,17 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	return now.Sub(p.wait.held) < r.cfg.ReplicaSync.QueueYield.Duration
 }
 
-// announce tells peers that p waits here, once, when it is queued.
+// announce tells peers that p waits here, once it is queued, and again
+// when the endpoint it waits for changes (its pick moved).
 func (r *Router) announce(p *Prepared) {
-	if r.order != nil && p.wait.queued && p.wait.id == 0 {
-		p.wait.id = r.syncIDs.Add(1)
-		r.order.Waiting(p.wait.id, p.Req.Model, p.wait.rank)
+	if r.order == nil || !p.wait.queued || p.wait.id != 0 && p.wait.announced == p.wait.target {
+		return
 	}
+	if p.wait.id == 0 {
+		p.wait.id = r.syncIDs.Add(1)
+	}
+	p.wait.announced = p.wait.target
+	r.order.Waiting(p.wait.id, p.Req.Model, p.wait.target, p.wait.rank)
 }
 
 // Abandon tells peers that p left the queue without being routed (timed

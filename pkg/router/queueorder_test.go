@@ -23,11 +23,11 @@ type orderFake struct {
 	ahead bool // a peer's request goes before any asked rank
 }
 
-func (o *orderFake) Waiting(id uint64, model string, rank admission.Rank) {
+func (o *orderFake) Waiting(id uint64, model, endpoint string, rank admission.Rank) {
 	o.note("waiting %d %s class=%d", id, model, rank.Class)
 }
-func (o *orderFake) Left(id uint64)                    { o.note("left %d", id) }
-func (o *orderFake) Ahead(string, admission.Rank) bool { return o.ahead }
+func (o *orderFake) Left(id uint64)                            { o.note("left %d", id) }
+func (o *orderFake) Ahead(string, string, admission.Rank) bool { return o.ahead }
 
 // queuedN prepares a request of n words and puts it in a simulated queue at class.
 func queuedN(t *testing.T, f *fixture, class int, prefix string, n int) *Prepared {
