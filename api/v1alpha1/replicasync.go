@@ -38,14 +38,17 @@ type ReplicaSync struct {
 	// joining peer's snapshot (default 4096). More warms a new replica's
 	// predicted view more fully; each record holds its prompt's block hashes.
 	SnapshotChains int `json:"snapshotChains"`
-	// QueueOrder is "shared" (default) or "local". Shared: replicas tell
-	// each other which requests wait in their admission queues, and a
-	// replica holds its own request back while a peer has one that goes
-	// before it (admission.queuePolicy's order) waiting for the same model,
-	// so the fleet's queue drains in one order. Local: each replica serves
-	// its own share of the queue; on brief, three replicas' p95 TTFT was
-	// 21 % above one replica's that way (README "Several replicas"). Shared
-	// costs two small events per request that waits.
+	// QueueOrder is "local" (default) or "shared". Local: each replica
+	// releases its own share of the queue in its own order. Shared:
+	// replicas tell each other which requests wait, at what rank and for
+	// room on which endpoint, and a replica holds its own request while a
+	// peer has one ranked before it waiting for that room (at most
+	// queueYield), so the fleet's queue drains in one order. In routebench
+	// (5 ms sync delay) shared took three replicas' brief p95 from +24 % to
+	// +0.5 % of one replica's; in a real-time soak at 1,000 req/s on two
+	// saturated cores it cut throughput from 964 to 470 req/s (peers' views
+	// lag under CPU saturation, and held requests are re-scored on every
+	// notification), so it is opt-in (README "Several replicas").
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for a peer's request ranked before it (default 250ms). A
@@ -115,7 +118,7 @@ func (r *ReplicaSync) setDefaults() {
 	if r.SnapshotChains == 0 {
 		r.SnapshotChains = 4096
 	}
-	setStr(&r.QueueOrder, QueueOrderShared)
+	setStr(&r.QueueOrder, QueueOrderLocal)
 	setDur(&r.QueueYield, 250*time.Millisecond)
 	r.setTransportDefaults()
 }

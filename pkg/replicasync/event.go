@@ -153,6 +153,8 @@ type QueueOrder interface {
 	// Left: request id left the queue without being routed.
 	Left(id uint64)
 	// Ahead reports whether a peer has a request for model waiting that
-	// goes before rank and could take the room on endpoint ("": any).
-	Ahead(model, endpoint string, rank admission.Rank) bool
+	// goes before rank and waits for room on endpoint, or with anyToo for
+	// room on any endpoint (a cold request); endpoint "" (a request that
+	// could go anywhere) counts every wait for the model.
+	Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool
 }

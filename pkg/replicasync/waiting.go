@@ -39,8 +39,8 @@ func (r *Replica) Left(id uint64) {
 // Ahead implements QueueOrder. It takes only the waits' own lock: the router
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
-func (r *Replica) Ahead(model, endpoint string, rank admission.Rank) bool {
-	return r.waits.ahead(model, endpoint, rank)
+func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
+	return r.waits.ahead(model, endpoint, anyToo, rank)
 }
 
 // PeersWaiting is the number of peers' requests known to wait.
@@ -159,10 +159,11 @@ func (w *peerWaits) expire(cutoff time.Time) int {
 }
 
 // ahead reports whether a request for model waits that goes before rank
-// and waits for room on endpoint; with endpoint "" (a request that could
-// go anywhere) any wait for the model counts. The first ranks are
+// and waits for room on endpoint, or (anyToo) for room on any endpoint;
+// with endpoint "" (admitted pool-wide: it could go anywhere) any wait for
+// the model counts. The first ranks are
 // recomputed only after the waits changed.
-func (w *peerWaits) ahead(model, endpoint string, rank admission.Rank) bool {
+func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.dirty {
@@ -180,7 +181,7 @@ func (w *peerWaits) ahead(model, endpoint string, rank admission.Rank) bool {
 	if endpoint == "" {
 		return before(w.best, model)
 	}
-	return before(w.target, targetKey(model, endpoint))
+	return before(w.target, targetKey(model, endpoint)) || anyToo && before(w.target, targetKey(model, ""))
 }
 
 // keepFirst records r under k unless a rank before it is there.

@@ -25,33 +25,36 @@ func TestAheadFollowsPeersWaits(t *testing.T) {
 		evs      []Event
 		model    string
 		endpoint string // where the asking request would go ("": anywhere)
+		anyToo   bool   // it is cold: waits for room anywhere count too
 		rank     admission.Rank
 		ahead    bool
 	}{
-		{"nothing waits", nil, "m", "", mine, false},
-		{"smaller class waits", []Event{waitEv(1, 1, "m", 19, 9)}, "m", "", mine, true},
-		{"larger class waits", []Event{waitEv(1, 1, "m", 21, 0)}, "m", "", mine, false},
-		{"same class, queued earlier", []Event{waitEv(1, 1, "m", 20, 1)}, "m", "", mine, true},
-		{"same class, queued later", []Event{waitEv(1, 1, "m", 20, 9)}, "m", "", mine, false},
-		{"another model's wait does not hold this one", []Event{waitEv(1, 1, "other", 1, 0)}, "m", "", mine, false},
-		{"higher priority waits", []Event{func() Event { e := waitEv(1, 1, "m", 40, 9); e.Priority = 1; return e }()}, "m", "", mine, true},
-		{"routed: its added ends the wait", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindAdded, 1, e1)}, "m", "", mine, false},
-		{"left the queue", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindLeft, 1, "")}, "m", "", mine, false},
-		{"one of two left", []Event{waitEv(1, 1, "m", 1, 0), waitEv(2, 2, "m", 19, 0), ev(3, KindLeft, 1, "")}, "m", "", mine, true},
-		{"the peer restarted", []Event{waitEv(1, 1, "m", 1, 0), withEpoch(ev(1, KindAdded, 5, e1), 2)}, "m", "", mine, false},
-		{"a fast-path arrival waits behind any wait of its priority", []Event{waitEv(1, 1, "m", 60, 9)}, "m", "",
+		{"nothing waits", nil, "m", "", false, mine, false},
+		{"smaller class waits", []Event{waitEv(1, 1, "m", 19, 9)}, "m", "", false, mine, true},
+		{"larger class waits", []Event{waitEv(1, 1, "m", 21, 0)}, "m", "", false, mine, false},
+		{"same class, queued earlier", []Event{waitEv(1, 1, "m", 20, 1)}, "m", "", false, mine, true},
+		{"same class, queued later", []Event{waitEv(1, 1, "m", 20, 9)}, "m", "", false, mine, false},
+		{"another model's wait does not hold this one", []Event{waitEv(1, 1, "other", 1, 0)}, "m", "", false, mine, false},
+		{"higher priority waits", []Event{func() Event { e := waitEv(1, 1, "m", 40, 9); e.Priority = 1; return e }()}, "m", "", false, mine, true},
+		{"routed: its added ends the wait", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindAdded, 1, e1)}, "m", "", false, mine, false},
+		{"left the queue", []Event{waitEv(1, 1, "m", 1, 0), ev(2, KindLeft, 1, "")}, "m", "", false, mine, false},
+		{"one of two left", []Event{waitEv(1, 1, "m", 1, 0), waitEv(2, 2, "m", 19, 0), ev(3, KindLeft, 1, "")}, "m", "", false, mine, true},
+		{"the peer restarted", []Event{waitEv(1, 1, "m", 1, 0), withEpoch(ev(1, KindAdded, 5, e1), 2)}, "m", "", false, mine, false},
+		{"a fast-path arrival waits behind any wait of its priority", []Event{waitEv(1, 1, "m", 60, 9)}, "m", "", false,
 			admission.Rank{Class: int(^uint(0) >> 1), Enqueued: t0.Add(time.Second)}, true},
-		{"going where its cache is: a wait for that endpoint holds it", []Event{at(waitEv(1, 1, "m", 1, 0), e1)}, "m", e1, mine, true},
-		{"going where its cache is: a wait for another endpoint does not", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", e1, mine, false},
-		{"going where its cache is: a cold wait does not", []Event{waitEv(1, 1, "m", 1, 0)}, "m", e1, mine, false},
-		{"a request that could go anywhere gives way to a wait for any endpoint", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", "", mine, true},
-		{"a new waiting event moves the wait", []Event{at(waitEv(1, 1, "m", 1, 0), e1), at(waitEv(2, 1, "m", 1, 0), e2)}, "m", e1, mine, false},
+		{"going where its cache is: a wait for that endpoint holds it", []Event{at(waitEv(1, 1, "m", 1, 0), e1)}, "m", e1, false, mine, true},
+		{"going where its cache is: a wait for another endpoint does not", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", e1, false, mine, false},
+		{"going where its cache is: a cold wait does not", []Event{waitEv(1, 1, "m", 1, 0)}, "m", e1, false, mine, false},
+		{"a request that could go anywhere gives way to a wait for any endpoint", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", "", false, mine, true},
+		{"a cold request going to e1 gives way to a cold wait", []Event{waitEv(1, 1, "m", 1, 0)}, "m", e1, true, mine, true},
+		{"a cold request going to e1 does not give way to a wait for e2", []Event{at(waitEv(1, 1, "m", 1, 0), e2)}, "m", e1, true, mine, false},
+		{"a new waiting event moves the wait", []Event{at(waitEv(1, 1, "m", 1, 0), e1), at(waitEv(2, 1, "m", 1, 0), e2)}, "m", e1, false, mine, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "b", nil)
 			f.r.Apply("a", tc.evs)
-			if got := f.r.Ahead(tc.model, tc.endpoint, tc.rank); got != tc.ahead {
+			if got := f.r.Ahead(tc.model, tc.endpoint, tc.anyToo, tc.rank); got != tc.ahead {
 				t.Fatalf("Ahead = %v, want %v (peers waiting: %d)", got, tc.ahead, f.r.PeersWaiting())
 			}
 		})
@@ -85,8 +88,8 @@ func TestWaitEndsNotify(t *testing.T) {
 	}
 	f.r.Apply("a", []Event{waitEv(7, 4, "m", 1, 0)})
 	f.r.ExpirePeer("a")
-	if n != 4 || f.r.Ahead("m", "", admission.Rank{Class: 50}) {
-		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", "", admission.Rank{Class: 50}))
+	if n != 4 || f.r.Ahead("m", "", false, admission.Rank{Class: 50}) {
+		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", "", false, admission.Rank{Class: 50}))
 	}
 }
 
@@ -131,7 +134,7 @@ func TestWaitingSentAndSnapshotted(t *testing.T) {
 	}
 	b := newFixture(t, "b", nil)
 	b.r.Apply("a", a.r.Snapshot())
-	if !b.r.Ahead("m", "", admission.Rank{Class: 12}) || b.r.Ahead("m", "", admission.Rank{Class: 10}) {
+	if !b.r.Ahead("m", "", false, admission.Rank{Class: 12}) || b.r.Ahead("m", "", false, admission.Rank{Class: 10}) {
 		t.Fatal("a snapshot's wait does not order the peer's queue")
 	}
 }

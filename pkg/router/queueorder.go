@@ -53,14 +53,14 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	if !p.wait.queued {
 		rank = admission.Rank{Priority: p.Priority, Class: math.MaxInt, Enqueued: now}
 	}
-	// A request admitted where its cache is gives way only to peers' requests
-	// waiting for that endpoint; one that could have gone anywhere (cold, or
-	// admitted pool-wide) gives way to any.
-	target := p.admittedOn
-	if p.wait.cold {
-		target = ""
-	}
-	if !r.order.Ahead(p.Req.Model, target, rank) {
+	// Only a peer's request that could take the room p is about to take
+	// holds it: one waiting for the endpoint p was admitted on, and, if p is
+	// a cold request (admitted on an endpoint with room for any), one
+	// waiting for room anywhere. A request admitted pool-wide (no endpoint
+	// yet) gives way to any. Holding a cold request for a peer's request that
+	// waits for another endpoint starved a soak at 1,000 req/s (420
+	// requests/s against 964 without the shared order).
+	if !r.order.Ahead(p.Req.Model, p.admittedOn, p.wait.cold, rank) {
 		p.wait.held = time.Time{}
 		return false
 	}

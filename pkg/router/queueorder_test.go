@@ -27,7 +27,7 @@ func (o *orderFake) Waiting(id uint64, model, endpoint string, rank admission.Ra
 	o.note("waiting %d %s class=%d", id, model, rank.Class)
 }
 func (o *orderFake) Left(id uint64)                            { o.note("left %d", id) }
-func (o *orderFake) Ahead(string, string, admission.Rank) bool { return o.ahead }
+func (o *orderFake) Ahead(string, string, bool, admission.Rank) bool { return o.ahead }
 
 // queuedN prepares a request of n words and puts it in a simulated queue at class.
 func queuedN(t *testing.T, f *fixture, class int, prefix string, n int) *Prepared {
@@ -185,6 +185,7 @@ func TestPeerEventsReenterTheQueue(t *testing.T) {
 	cfg := &v1.Config{}
 	th := 0.25
 	cfg.Admission.QueueThreshold, cfg.KV.Observation = &th, v1.ObservePredicted
+	cfg.ReplicaSync.QueueOrder = v1.QueueOrderShared // the queue asks the replica for the order
 	cfg.SetDefaults()
 	r, err := New(cfg, Deps{Set: f.set, Index: f.index, Active: active, Log: logr.Discard(), Now: f.clock, Sync: rep})
 	if err != nil {
