@@ -26,7 +26,7 @@ type orderFake struct {
 func (o *orderFake) Waiting(id uint64, model, endpoint string, rank admission.Rank) {
 	o.note("waiting %d %s class=%d", id, model, rank.Class)
 }
-func (o *orderFake) Left(id uint64)                            { o.note("left %d", id) }
+func (o *orderFake) Left(id uint64)                                  { o.note("left %d", id) }
 func (o *orderFake) Ahead(string, string, bool, admission.Rank) bool { return o.ahead }
 
 // queuedN prepares a request of n words and puts it in a simulated queue at class.
