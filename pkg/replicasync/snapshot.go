@@ -1,7 +1,8 @@
 package replicasync
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -66,12 +67,7 @@ func (r *Replica) Snapshot() []Event {
 	for _, c := range recs {
 		evs = append(evs, r.state(Event{Kind: KindPredicted, At: c.at, Endpoint: c.endpoint, IndexChain: c.chain}))
 	}
-	ids := make([]uint64, 0, len(r.own))
-	for id := range r.own {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(r.own)) {
 		o := r.own[id]
 		evs = append(evs, r.state(Event{Kind: KindAdded, Request: id, At: o.at, Endpoint: o.endpoint, Work: o.work}))
 		if o.prefillDone {

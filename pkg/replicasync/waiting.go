@@ -1,7 +1,8 @@
 package replicasync
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,12 +58,7 @@ func (r *Replica) notifyWaits(left bool) {
 // snapshotWaits lists this replica's waiting requests as snapshot state, in
 // id order. Callers hold r.mu.
 func (r *Replica) snapshotWaits(evs []Event) []Event {
-	ids := make([]uint64, 0, len(r.queued))
-	for id := range r.queued {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(r.queued)) {
 		w := r.queued[id]
 		evs = append(evs, r.state(Event{Kind: KindWaiting, Request: id, At: w.rank.Enqueued, Model: w.model,
 			Endpoint: w.endpoint, Priority: w.rank.Priority, Class: w.rank.Class}))
