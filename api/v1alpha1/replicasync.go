@@ -45,10 +45,11 @@ type ReplicaSync struct {
 	// peer has one ranked before it waiting for that room (at most
 	// queueYield), so the fleet's queue drains in one order. In routebench
 	// (5 ms sync delay) shared took three replicas' brief p95 from +24 % to
-	// +0.5 % of one replica's; in a real-time soak at 1,000 req/s on two
-	// saturated cores it cut throughput from 964 to 470 req/s (peers' views
-	// lag under CPU saturation, and held requests are re-scored on every
-	// notification), so it is opt-in (README "Several replicas").
+	// +0.5 % of one replica's. In real time on a saturated host the peers'
+	// views lag far more, requests wait for peers that cannot release theirs
+	// yet, and 90 s soaks at 1,000 req/s on two cores reached 414-696 req/s
+	// shared against 504-964 local (runs vary widely), so it is opt-in
+	// (README "Several replicas").
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for a peer's request ranked before it (default 250ms). A
