@@ -47,7 +47,7 @@ type ReplicaSync struct {
 	// (5 ms sync delay) shared took three replicas' brief p95 from +24 % to
 	// +0.5 % of one replica's. In real time on a saturated host the peers'
 	// views lag far more, requests wait for peers that cannot release theirs
-	// yet, and 90 s soaks at 1,000 req/s on two cores reached 414-696 req/s
+	// yet, and 90 s soaks at 1,000 req/s on two cores reached 420-470 req/s
 	// shared against 504-964 local (runs vary widely), so it is opt-in
 	// (README "Several replicas").
 	QueueOrder string `json:"queueOrder"`

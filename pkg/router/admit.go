@@ -42,9 +42,6 @@ func (r *Router) Admissible(p *Prepared) bool {
 	if r.gate == nil {
 		return true
 	}
-	if r.stillHeld(p) {
-		return false
-	}
 	if !r.gateAdmits(p) {
 		p.wait.held = time.Time{}
 		r.announce(p)
