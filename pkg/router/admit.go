@@ -122,11 +122,16 @@ func (r *Router) PrefillWork(p *Prepared) int {
 
 // eligibilityGroup names the requests the gate answers alike: the same
 // model, adapter and subset hint make the same endpoints eligible (see
-// admission.Item.Group). Groups without a subset hint are interned (few:
-// models times adapters), so a release pass over a long queue compares
-// them by pointer; subset hints are per request and are not.
+// admission.Item.Group), and a session is judged by the pool-wide rule, not
+// at its pick, so sessions form groups of their own. Groups without a
+// subset hint are interned (few: models times adapters), so a release pass
+// over a long queue compares them by pointer; subset hints are per request
+// and are not.
 func (p *Prepared) eligibilityGroup() string {
 	g := p.Req.Model + "\x00" + p.Req.LoRA
+	if p.Session != "" {
+		g += "\x00session"
+	}
 	if p.Req.SubsetPresent {
 		return g + "\x00" + strings.Join(p.Req.Subset, ",")
 	}

@@ -254,7 +254,9 @@ func TestEligibilityGroup(t *testing.T) {
 	if a != b || unsafe.StringData(a) != unsafe.StringData(b) {
 		t.Fatalf("one model's groups %q and %q are not one interned string", a, b)
 	}
-	for _, other := range []*Prepared{mk("n", ""), mk("m", "sql"), mk("m", "", "10.0.0.1:8000")} {
+	session := mk("m", "")
+	session.Session = "s1" // judged by the pool-wide rule: a refusal of it says nothing of the others
+	for _, other := range []*Prepared{mk("n", ""), mk("m", "sql"), mk("m", "", "10.0.0.1:8000"), session} {
 		if g := other.eligibilityGroup(); g == a {
 			t.Fatalf("%+v shares the plain model's group %q", other.Req, g)
 		}
