@@ -85,8 +85,7 @@ func (r *replicated) Queues() int { return len(r.pols) }
 func (r *replicated) QueueOf(p Pending) int { return p.(replicaPending).i }
 
 // PrefillWork is the wspt queue key from the replica that prepared p (0 when
-// its policy has none: the queue keeps arrival order then). Without it the
-// replicas' shared queue ran first come first served under kv's wspt default.
+// its policy has none: the queue keeps arrival order then).
 func (r *replicated) PrefillWork(p Pending) int {
 	rp := p.(replicaPending)
 	w, ok := r.pols[rp.i].(prefillWorker)
