@@ -68,6 +68,8 @@ type Core[T any] struct {
 	last   time.Time // latest push time, to keep each level's FIFO in time order
 	// scratch holds one level's items in release order during Release.
 	scratch []*Item[T]
+	// pass identifies the Release pass under way (see Item.Pass).
+	pass uint64
 }
 
 // NewCore returns an empty queue with o's limits (defaults for zero fields).

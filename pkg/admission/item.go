@@ -45,6 +45,16 @@ type Item[T any] struct {
 // refusal holds for every item of its Group in this pass.
 func (it *Item[T]) RefuseGroup() { it.groupOff = true }
 
+// Pass identifies the Release pass now asking canDispatch about the item,
+// unique across Cores; 0 outside one. Capacity only shrinks within a pass, so
+// canDispatch may remember under it what it found for a whole class of items.
+func (it *Item[T]) Pass() uint64 {
+	if it.owner == nil {
+		return 0
+	}
+	return it.owner.pass
+}
+
 // Queued reports whether the item is waiting in a Core. Not safe to call
 // concurrently with that Core's methods.
 func (it *Item[T]) Queued() bool { return it.owner != nil }

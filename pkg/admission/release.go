@@ -3,10 +3,14 @@ package admission
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
+
+// passes numbers Release passes across every Core (Item.Pass).
+var passes atomic.Uint64
 
 // Release removes and returns, in priority order then the queue's Order
 // (FIFO, or least Work first for wspt), every queued item for which
@@ -27,6 +31,8 @@ func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Ite
 	if c.n == 0 || canDispatch == nil {
 		return nil
 	}
+	c.pass = passes.Add(1)
+	defer func() { c.pass = 0 }()
 	var out []*Item[T]
 	var refused []string // groups refused whole in this pass (few: a linear scan)
 	for _, l := range c.levels {

@@ -42,3 +42,37 @@ func TestReleaseSkipsARefusedGroup(t *testing.T) {
 		t.Fatalf("second pass asked %q", s)
 	}
 }
+
+// Pass is the same for every item asked in one Release pass, differs
+// between passes and between Cores, and is 0 outside a pass.
+func TestItemPass(t *testing.T) {
+	a, b := NewCore[int](Options{}), NewCore[int](Options{})
+	t0 := time.Unix(0, 0)
+	var items []*Item[int]
+	for i := range 3 {
+		it := &Item[int]{Value: i}
+		items = append(items, it)
+		core := a
+		if i == 2 {
+			core = b
+		}
+		if _, err := core.Push(it, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[int]uint64{}
+	ask := func(it *Item[int]) bool { seen[it.Value] = it.Pass(); return false }
+	a.Release(t0, ask)
+	if seen[0] == 0 || seen[0] != seen[1] {
+		t.Fatalf("one pass gave passes %d and %d", seen[0], seen[1])
+	}
+	first := seen[0]
+	a.Release(t0, ask)
+	b.Release(t0, ask)
+	if seen[0] == first || seen[2] == seen[0] || seen[2] == 0 {
+		t.Fatalf("passes not distinct: first %d, second %d, other core %d", first, seen[0], seen[2])
+	}
+	if p := items[0].Pass(); p != 0 {
+		t.Fatalf("Pass outside a pass = %d, want 0", p)
+	}
+}

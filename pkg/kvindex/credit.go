@@ -57,3 +57,32 @@ func credit(best map[string]float64, reach map[string]int, o Overlap, weight flo
 		reach[o.Endpoint] = o.Blocks
 	}
 }
+
+// MayMatch reports whether MatchCredited(chain, now, w) could name any
+// endpoint: whether anyone holds chain[0] on the GPU or on a tier w credits.
+// False is exact (a match starts at the first block); true means
+// MatchCredited must be asked (a predicted claim may be past its TTL, a
+// credit may round down to nothing). It costs one lookup per tier, where
+// Match reads a whole first window: a long queue of cold requests asks this
+// of every request on every release pass.
+func (ix *Index) MayMatch(chain []uint64, now time.Time, w TierWeights) bool {
+	if len(chain) == 0 {
+		return false
+	}
+	if ix.s.has(chain[0]) {
+		return true
+	}
+	if !ix.tiered.Load() {
+		return false
+	}
+	var hb [1]uint64
+	for _, tw := range []struct {
+		t      Tier
+		weight float64
+	}{{TierHost, w.Host}, {TierDisk, w.Disk}, {TierExternal, w.Disk}} {
+		if tw.weight > 0 && ix.s.has(TierChain(hb[:0], chain[:1], tw.t)[0]) {
+			return true
+		}
+	}
+	return false
+}

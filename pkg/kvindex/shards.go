@@ -119,6 +119,16 @@ func (s *shards) gather(hs []uint64, active, masks []uint64) {
 	}
 }
 
+// has reports whether anyone holds h (an entry is deleted when its last
+// holder leaves).
+func (s *shards) has(h uint64) bool {
+	sh := &s[idx(h)]
+	sh.mu.RLock()
+	_, ok := sh.t.get(h)
+	sh.mu.RUnlock()
+	return ok
+}
+
 // blocks counts distinct blocks held by anyone.
 func (s *shards) blocks() int {
 	n := 0

@@ -211,3 +211,50 @@ func TestCapacityWithTiers(t *testing.T) {
 		t.Fatalf("GPU Match = %v, want a:4", got)
 	}
 }
+
+// MayMatch is false exactly when MatchCredited could name no endpoint, per
+// tier and weight; true may still round down to nothing.
+func TestMayMatch(t *testing.T) {
+	seed := Seed("m", "", "")
+	tokens := seq(40, 0)
+	chain := BlockHashes(nil, seed, tokens, 4)
+	other := BlockHashes(nil, Seed("other", "", ""), tokens, 4)
+	for _, c := range []struct {
+		name   string
+		tier   Tier
+		blocks int
+		w      TierWeights
+		chain  []uint64
+		want   bool
+	}{
+		{"nothing stored", TierGPU, 0, TierWeights{}, chain, false},
+		{"first block on GPU", TierGPU, 1, TierWeights{}, chain, true},
+		{"another prompt", TierGPU, 4, TierWeights{}, other, false},
+		{"empty chain", TierGPU, 4, TierWeights{}, nil, false},
+		{"host, credited", TierHost, 4, TierWeights{Host: 0.75}, chain, true},
+		{"host, not credited", TierHost, 4, TierWeights{Disk: 0.25}, chain, false},
+		{"disk, credited", TierDisk, 4, TierWeights{Disk: 0.25}, chain, true},
+		{"external counts as disk", TierExternal, 4, TierWeights{Disk: 0.25}, chain, true},
+		{"host one block at a weight that rounds down", TierHost, 1, TierWeights{Host: 0.5}, chain, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ix := New(Options{})
+			if c.blocks > 0 {
+				hs := make([]uint64, c.blocks)
+				for i := range hs {
+					hs[i] = uint64(i + 1)
+				}
+				if err := ix.ApplyStoredBlocks("a", Stored{Seed: seed, EngineHashes: hs, Tokens: tokens[:4*c.blocks], BlockSize: 4, Tier: c.tier}, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := ix.MayMatch(c.chain, t0, c.w)
+			if got != c.want {
+				t.Fatalf("MayMatch = %v, want %v", got, c.want)
+			}
+			if !got && len(ix.MatchCredited(c.chain, t0, c.w, nil)) > 0 {
+				t.Fatalf("MayMatch false but MatchCredited = %v", ix.MatchCredited(c.chain, t0, c.w, nil))
+			}
+		})
+	}
+}

@@ -18,7 +18,9 @@ func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool {
 	if it.Queued() {
 		r.Waits(it.Value, it.Rank())
 	}
+	it.Value.pass = it.Pass()
 	ok := r.Admissible(it.Value)
+	it.Value.pass = 0
 	if !ok && it.Value.groupFull {
 		it.RefuseGroup()
 	}
@@ -63,6 +65,9 @@ func (r *Router) Admissible(p *Prepared) bool {
 // fleet costs a few microseconds per notification, not a pick per request.
 func (r *Router) gateAdmits(p *Prepared) bool {
 	p.wait.target = "" // any endpoint, unless the pick says which
+	if r.picksAtAdmission(p) && r.cold.full(p.pass, p.group) && r.uncachedEverywhere(p) {
+		return false // as below, without reading the fleet again
+	}
 	buf := candBufs.Get().(*[]scheduler.Candidate)
 	defer func() { clear(*buf); candBufs.Put(buf) }()
 	*buf = states(r.deps.Set.Snapshot(), r.deps.Active, *buf)
@@ -84,8 +89,11 @@ func (r *Router) gateAdmits(p *Prepared) bool {
 		p.groupFull = true
 		return false
 	}
-	if r.picksAtAdmission(p) && !r.gate.Room(loads, r.gate.Threshold()) && r.uncachedEverywhere(p) {
-		return false // what admitPicked answers a cold request then, without scoring it
+	if r.picksAtAdmission(p) && !r.gate.Room(loads, r.gate.Threshold()) {
+		r.cold.mark(p.pass, p.group)
+		if r.uncachedEverywhere(p) {
+			return false // what admitPicked answers a cold request then, without scoring it
+		}
 	}
 	if admit, ok := r.admitPicked(p); ok {
 		return admit
@@ -161,11 +169,14 @@ const maxGroupNames = 4096
 // prompt per the index (at any of its block sizes): admitPicked's cold case.
 func (r *Router) uncachedEverywhere(p *Prepared) bool {
 	now := r.deps.Now()
-	if len(p.IndexChain) > 0 && len(r.deps.Index.MatchCredited(p.IndexChain, now, r.tiers, nil)) > 0 {
+	held := func(chain []uint64) bool {
+		return r.deps.Index.MayMatch(chain, now, r.tiers) && len(r.deps.Index.MatchCredited(chain, now, r.tiers, nil)) > 0
+	}
+	if held(p.IndexChain) {
 		return false
 	}
 	for _, c := range p.sized {
-		if len(r.deps.Index.MatchCredited(c.chain, now, r.tiers, nil)) > 0 {
+		if held(c.chain) {
 			return false
 		}
 	}

@@ -43,6 +43,10 @@ type Prepared struct {
 	// groupFull: the last Admissible refused p for a reason that holds for
 	// every request of its eligibility group (see canDispatch).
 	groupFull bool
+	// group is its admission item's eligibility group, and pass the release
+	// pass asking about it (0 when no pass is: see coldMemo).
+	group string
+	pass  uint64
 }
 
 // Prepare tokenizes and hashes the prompt and reads the routing headers.

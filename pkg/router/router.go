@@ -73,6 +73,8 @@ type Router struct {
 	// invalidates it once per Tick, for sizes learnt from scraping.
 	sizes   atomic.Pointer[sizeView]
 	tickGen atomic.Uint64
+	// cold skips re-reading the fleet for cold requests within a release pass.
+	cold coldMemo
 }
 
 // New builds a router for a validated, defaulted config.
@@ -174,6 +176,7 @@ func (r *Router) admit(ctx context.Context, p *Prepared) error {
 	}
 	start := r.deps.Now()
 	item := &admission.Item[*Prepared]{Priority: p.Priority, ISLTokens: p.Req.PromptTokens, Value: p, Group: p.eligibilityGroup()}
+	p.group = item.Group
 	err := r.queue.Admit(ctx, item)
 	telemetry.DecisionStage.WithLabelValues("queue").Observe(r.deps.Now().Sub(start).Seconds())
 	if err != nil && ctx.Err() != nil {
