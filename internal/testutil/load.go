@@ -3,7 +3,9 @@ package testutil
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +34,20 @@ type LoadStats struct {
 	Sent, Dropped, NoPicker int64
 	Status                  map[int]int64 // HTTP status the client saw (the picker's refusals included)
 	Errors                  map[string]int64
+	// TTFT is each sent request's time from the route call to the first
+	// response body bytes; a refusal or error counts as +Inf (math.MaxInt64).
+	TTFT []time.Duration
+}
+
+// TTFTQuantile is the q-quantile (0 < q <= 1) of TTFT by rank, refusals
+// included as +Inf; 0 when nothing was sent.
+func (s LoadStats) TTFTQuantile(q float64) time.Duration {
+	if len(s.TTFT) == 0 {
+		return 0
+	}
+	v := slices.Sorted(slices.Values(s.TTFT))
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[min(max(i, 0), len(v)-1)]
 }
 
 // Stats returns a copy of the counts so far.
@@ -39,7 +55,7 @@ func (l *Load) Stats() LoadStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := LoadStats{Sent: l.stats.Sent, Dropped: l.stats.Dropped, NoPicker: l.stats.NoPicker,
-		Status: map[int]int64{}, Errors: map[string]int64{}}
+		Status: map[int]int64{}, Errors: map[string]int64{}, TTFT: slices.Clone(l.stats.TTFT)}
 	for k, v := range l.stats.Status {
 		out.Status[k] = v
 	}
@@ -96,11 +112,16 @@ func (l *Load) one(i int) {
 	res, err := c.Do(ctx, l.HTTP, envoyclient.Request{Method: "POST", Path: "/v1/completions", Body: l.Body(i)})
 	l.count(func(s *LoadStats) {
 		s.Sent++
+		ttft := time.Duration(math.MaxInt64)
+		defer func() { s.TTFT = append(s.TTFT, ttft) }()
 		if err != nil {
 			s.Errors[errKind(err)]++
 			return
 		}
 		s.Status[res.Status]++
+		if res.Status == http.StatusOK {
+			ttft = res.TTFT
+		}
 	})
 }
 

@@ -32,6 +32,7 @@ var (
 	outDir    = flag.String("soak.out", "", "folder for samples.csv, the SVG plots and summary.txt (default: a temporary folder)")
 	syncArgs  = flag.String("soak.picker-args", "", "extra kvpick flags, space-separated (e.g. the replica sync flags)")
 	synced    = flag.Bool("soak.sync", false, "sync the replicas (replica sync over loopback, shared secret; each lists all)")
+	simArgs   = flag.String("soak.sim-args", "", "extra modelsim flags, space-separated, after the soak's own (e.g. a lower --prefill-rate, so the fleet queues)")
 )
 
 // clientTimeout bounds one request at the load generator.
@@ -80,8 +81,9 @@ func startFleet(t *testing.T) *fleet {
 	t.Helper()
 	var ss []*testutil.Sim
 	for i := range *sims {
-		ss = append(ss, testutil.StartSim(t, fmt.Sprintf("sim-%d", i), "--seed", strconv.Itoa(i), "--step-overhead", "1ms",
-			"--prefill-rate", "400000", "--num-gpu-blocks", strconv.Itoa(*gpuBlocks)))
+		args := append([]string{"--seed", strconv.Itoa(i), "--step-overhead", "1ms",
+			"--prefill-rate", "400000", "--num-gpu-blocks", strconv.Itoa(*gpuBlocks)}, strings.Fields(*simArgs)...)
+		ss = append(ss, testutil.StartSim(t, fmt.Sprintf("sim-%d", i), args...))
 	}
 	eps := filepath.Join(t.TempDir(), "endpoints.yaml")
 	testutil.WriteEndpoints(t, eps, ss)

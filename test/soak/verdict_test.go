@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,8 @@ func verdictOf(samples []sample, st testutil.LoadStats, idle []sample, d time.Du
 	fmt.Fprintf(&b, "%.0f s of load: %d requests sent (%.0f/s; %d arrivals found all %d workers busy and were not sent)\n",
 		d.Seconds(), st.Sent, float64(st.Sent)/d.Seconds(), st.Dropped, *workers)
 	fmt.Fprintf(&b, "statuses %v, transport errors %v\n", st.Status, st.Errors)
+	fmt.Fprintf(&b, "TTFT at the client (a refusal or error counts as +Inf): p50 %s, p95 %s, p99 %s\n",
+		ttftText(st.TTFTQuantile(0.5)), ttftText(st.TTFTQuantile(0.95)), ttftText(st.TTFTQuantile(0.99)))
 	for status, n := range st.Status {
 		if status != 200 && status != 429 && status != 503 {
 			v.failures = append(v.failures, fmt.Sprintf("%d requests answered %d (only 200, 429 and 503 are expected)", n, status))
@@ -81,6 +84,14 @@ func verdictOf(samples []sample, st testutil.LoadStats, idle []sample, d time.Du
 	}
 	v.text = b.String()
 	return v
+}
+
+// ttftText prints a TTFT quantile, +Inf for a refusal.
+func ttftText(d time.Duration) string {
+	if d == math.MaxInt64 {
+		return "+Inf"
+	}
+	return d.Round(100 * time.Microsecond).String()
 }
 
 // check compares replica r's second tenth with its last tenth.
