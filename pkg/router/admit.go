@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/scheduler"
@@ -45,7 +44,7 @@ func (r *Router) Admissible(p *Prepared) bool {
 		return true
 	}
 	if !r.gateAdmits(p) {
-		p.wait.held = time.Time{}
+		p.wait.endHold(r.deps.Now())
 		r.announce(p)
 		return false
 	}

@@ -13,12 +13,13 @@ import (
 // replicas. The admission queue's lock serialises every access.
 type waitState struct {
 	rank      admission.Rank
-	queued    bool      // rank is set: the request waits in this replica's queue
-	id        uint64    // announced to peers under this id (0: not announced); its Added reuses it
-	held      time.Time // since when it could go but a peer's request ranked first (zero: not held)
-	target    string    // the endpoint it waits for room on, per the gate's last refusal ("": any)
-	announced string    // the target peers last heard
-	cold      bool      // admitted as a request no endpoint holds cached (it could have gone anywhere with room)
+	queued    bool          // rank is set: the request waits in this replica's queue
+	id        uint64        // announced to peers under this id (0: not announced); its Added reuses it
+	held      time.Time     // since when it could go but a peer's request ranked first (zero: not held now)
+	heldFor   time.Duration // the holds it has ended, summed: queueYield bounds the sum, not each hold
+	target    string        // the endpoint it waits for room on, per the gate's last refusal ("": any)
+	announced string        // the target peers last heard
+	cold      bool          // admitted as a request no endpoint holds cached (it could have gone anywhere with room)
 }
 
 // initQueueOrder turns the shared queue order on when the router queues and
@@ -43,8 +44,12 @@ func (r *Router) Waits(p *Prepared, rank admission.Rank) {
 // p was admitted on (or on any), and remembers for how long it has. A
 // request not yet queued (the fast path) gives way to any such request of
 // its priority or higher: it joins the queue, where its rank decides.
-// queueYield bounds the hold, so a peer's request that cannot use this
-// capacity does not stall the queue.
+// queueYield bounds the time p spends held, summed over its holds, so a
+// peer's request that cannot use this capacity, or a wait its replica's
+// view has not yet seen end, delays p by at most that much in all. (Bounding
+// each hold alone let a request be held again after every refusal in
+// between: in a real-time soak a replica's queue then starved to the 30 s
+// timeout while its peers took the room.)
 func (r *Router) heldForPeers(p *Prepared) bool {
 	if r.order == nil {
 		return false
@@ -60,13 +65,25 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	// waiting for room anywhere. A request admitted pool-wide (no endpoint
 	// yet) gives way to any.
 	if !r.order.Ahead(p.Req.Model, p.admittedOn, p.wait.cold, rank) {
-		p.wait.held = time.Time{}
+		p.wait.endHold(now)
 		return false
 	}
 	if p.wait.held.IsZero() {
 		p.wait.held = now
 	}
-	return now.Sub(p.wait.held) < r.cfg.ReplicaSync.QueueYield.Duration
+	if p.wait.heldFor+now.Sub(p.wait.held) < r.cfg.ReplicaSync.QueueYield.Duration {
+		return true
+	}
+	p.wait.endHold(now)
+	return false
+}
+
+// endHold ends the hold under way, if any, counting its time.
+func (w *waitState) endHold(now time.Time) {
+	if !w.held.IsZero() {
+		w.heldFor += now.Sub(w.held)
+		w.held = time.Time{}
+	}
 }
 
 // announce tells peers that p waits here, once it is queued, and again

@@ -96,6 +96,30 @@ func TestSharedQueueOrder(t *testing.T) {
 			t.Fatal("still held after queueYield")
 		}
 	})
+	t.Run("queueYield bounds the holds summed, not each", func(t *testing.T) {
+		f := newFixture(t, 2, nil)
+		o := &orderFake{ahead: true}
+		withSync(t, f, o, queueing(v1.QueueOrderShared))
+		yield := f.r.cfg.ReplicaSync.QueueYield.Duration
+		p := queued(t, f, 7)
+		if f.r.Admissible(p) {
+			t.Fatal("admitted at once")
+		}
+		f.advance(yield - 50*time.Millisecond)
+		o.ahead = false // the peer's request went: the hold ends
+		if !f.r.Admissible(p) {
+			t.Fatal("held with no peer ahead")
+		}
+		f.r.unreserve(p) // as if it had not gone after all
+		o.ahead = true   // a peer's request ranks first again
+		if f.r.Admissible(p) {
+			t.Fatal("not held again with budget left")
+		}
+		f.advance(50 * time.Millisecond)
+		if !f.r.Admissible(p) {
+			t.Fatalf("held again past queueYield in all (%v)", yield)
+		}
+	})
 	t.Run("a full fleet announces; leaving unrouted is heard once", func(t *testing.T) {
 		f := newFixture(t, 1, nil)
 		o := &orderFake{}

@@ -32,6 +32,7 @@ var (
 	outDir    = flag.String("soak.out", "", "folder for samples.csv, the SVG plots and summary.txt (default: a temporary folder)")
 	syncArgs  = flag.String("soak.picker-args", "", "extra kvpick flags, space-separated (e.g. the replica sync flags)")
 	synced    = flag.Bool("soak.sync", false, "sync the replicas (replica sync over loopback, shared secret; each lists all)")
+	order     = flag.String("soak.queue-order", "", "replicaSync.queueOrder of the synced replicas (local or shared; empty: the default)")
 	simArgs   = flag.String("soak.sim-args", "", "extra modelsim flags, space-separated, after the soak's own (e.g. a lower --prefill-rate, so the fleet queues)")
 )
 
@@ -155,6 +156,9 @@ func syncConfigs(t *testing.T, n int) [][]string {
 	for i := range out {
 		cfg := filepath.Join(dir, fmt.Sprintf("sync-%d.yaml", i))
 		body := fmt.Sprintf("replicaSync:\n  mode: peers\n  listenAddr: %s\n  secretFile: secret\n", addrs[i])
+		if *order != "" {
+			body += fmt.Sprintf("  queueOrder: %s\n", *order)
+		}
 		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
