@@ -43,21 +43,23 @@ type ReplicaSync struct {
 	// replicas tell each other which requests wait, at what rank and for
 	// room on which endpoint, and a replica holds its own request while a
 	// peer has one ranked before it waiting for that room (at most
-	// queueYield), so the fleet's queue drains in one order. In routebench
-	// (5 ms sync delay) shared took three replicas' brief p95 from +24 % to
-	// +0.5 % of one replica's. In real time on a saturated host the peers'
-	// views lag far more, requests wait for peers that cannot release theirs
-	// yet, and 90 s soaks at 1,000 req/s on two cores reached 420-470 req/s
-	// shared against 504-964 local (runs vary widely), so it is opt-in
-	// (README "Several replicas").
+	// queueYield in all), so the fleet's queue drains in one order. In
+	// routebench (5 ms sync delay) shared took three replicas' brief p95
+	// from +24 % to +0.5 % of one replica's. In real time it loses: with
+	// the fleet the bottleneck (90 s runs at 300 req/s), p95 1.2-2.1 s
+	// shared against 0.64-1.47 s local, as a queued request is held about
+	// six times, each time losing the room it could have taken to a peer
+	// whose view is milliseconds old. So it is opt-in (README "Several
+	// replicas"; kvpick_replicasync_queue_holds_total shows how holds end).
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
-	// release for a peer's request ranked before it (default 250ms). A
-	// peer normally releases its request within the sync delay; the bound
-	// covers a peer whose request cannot use the free capacity (another
-	// LoRA adapter's endpoints, a different config mid-upgrade). Longer
-	// keeps the order through slow peers; shorter idles less when a peer's
-	// request cannot go.
+	// release for peers' requests ranked before it, summed over the
+	// request's holds (default 250ms): the most shared order adds to any
+	// request's wait. A peer normally releases its request within the sync
+	// delay; the bound covers a peer whose request cannot use the free
+	// capacity (another LoRA adapter's endpoints, a different config
+	// mid-upgrade) or a view of the peers that lags. Longer keeps the order
+	// through slow peers; shorter idles less when a peer's request cannot go.
 	QueueYield Duration `json:"queueYield"`
 
 	// The peer transport (pkg/replicasync/peer; defaults and validation in

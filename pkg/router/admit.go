@@ -44,7 +44,7 @@ func (r *Router) Admissible(p *Prepared) bool {
 		return true
 	}
 	if !r.gateAdmits(p) {
-		p.wait.endHold(r.deps.Now())
+		p.wait.endHold(r.deps.Now(), "room_taken")
 		r.announce(p)
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/replicasync"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // waitState is a request's part in the queue order shared with peer
@@ -65,7 +66,7 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	// waiting for room anywhere. A request admitted pool-wide (no endpoint
 	// yet) gives way to any.
 	if !r.order.Ahead(p.Req.Model, p.admittedOn, p.wait.cold, rank) {
-		p.wait.endHold(now)
+		p.wait.endHold(now, "peer_went")
 		return false
 	}
 	if p.wait.held.IsZero() {
@@ -74,15 +75,17 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	if p.wait.heldFor+now.Sub(p.wait.held) < r.cfg.ReplicaSync.QueueYield.Duration {
 		return true
 	}
-	p.wait.endHold(now)
+	p.wait.endHold(now, "yield_spent")
 	return false
 }
 
-// endHold ends the hold under way, if any, counting its time.
-func (w *waitState) endHold(now time.Time) {
+// endHold ends the hold under way, if any, counting its time and how it
+// ended (kvpick_replicasync_queue_holds_total).
+func (w *waitState) endHold(now time.Time, outcome string) {
 	if !w.held.IsZero() {
 		w.heldFor += now.Sub(w.held)
 		w.held = time.Time{}
+		telemetry.ReplicaSyncHolds.WithLabelValues(outcome).Inc()
 	}
 }
 

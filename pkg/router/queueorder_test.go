@@ -10,11 +10,13 @@ import (
 	"unsafe"
 
 	"github.com/go-logr/logr"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/admission"
 	"github.com/kvpick/kvpick/pkg/replicasync"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // orderFake is a Recorder and QueueOrder whose peers' queue is set by the test.
@@ -101,6 +103,10 @@ func TestSharedQueueOrder(t *testing.T) {
 		o := &orderFake{ahead: true}
 		withSync(t, f, o, queueing(v1.QueueOrderShared))
 		yield := f.r.cfg.ReplicaSync.QueueYield.Duration
+		holds := func(outcome string) float64 {
+			return promtest.ToFloat64(telemetry.ReplicaSyncHolds.WithLabelValues(outcome))
+		}
+		went, spent := holds("peer_went"), holds("yield_spent")
 		p := queued(t, f, 7)
 		if f.r.Admissible(p) {
 			t.Fatal("admitted at once")
@@ -118,6 +124,9 @@ func TestSharedQueueOrder(t *testing.T) {
 		f.advance(50 * time.Millisecond)
 		if !f.r.Admissible(p) {
 			t.Fatalf("held again past queueYield in all (%v)", yield)
+		}
+		if d1, d2 := holds("peer_went")-went, holds("yield_spent")-spent; d1 != 1 || d2 != 1 {
+			t.Fatalf("holds ended: peer_went +%v, yield_spent +%v; want +1 each", d1, d2)
 		}
 	})
 	t.Run("a full fleet announces; leaving unrouted is heard once", func(t *testing.T) {

@@ -66,4 +66,11 @@ var (
 		Namespace: Namespace, Subsystem: "replicasync", Name: "peer_waiting_requests",
 		Help: "Requests waiting in peers' admission queues, as applied here: this replica's queue gives way to those ranked first.",
 	}))
+	// ReplicaSyncHolds counts this replica's holds for peers' requests by how they ended.
+	ReplicaSyncHolds = must(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Subsystem: "replicasync", Name: "queue_holds_total",
+		Help: "Holds of a request that could go while a peer's request ranked first (replicaSync.queueOrder shared), by how each ended: " +
+			"peer_went (no peer request ranks first any more), room_taken (the room went before this request could use it), " +
+			"yield_spent (replicaSync.queueYield ran out: the peers did not use the room; mostly this means the order is not paying).",
+	}, []string{"outcome"}))
 )
