@@ -339,3 +339,52 @@ func TestFullFleetRefusesTheGroup(t *testing.T) {
 		t.Fatalf("fleet with room: the gate was asked %d times, want each of 3", n)
 	}
 }
+
+// In a fleet with room for cached requests only, a release pass reads the
+// fleet once for its cold requests (the rest are answered from coldMemo)
+// and still releases a cached request queued behind them.
+func TestColdMemoKeepsCachedRequests(t *testing.T) {
+	f := newFixture(t, 2, func(c *v1.Config) { th := 0.25; c.Admission.QueueThreshold = &th })
+	now := f.clock()
+	eps := f.set.Snapshot().List
+	for _, e := range eps {
+		f.active.Add(e.Key(), activework.Work{PromptTokens: 4000, UncachedTokens: 4000, BlockSize: 16}, now)
+	}
+	core := admission.NewCore[*Prepared](admission.Options{MaxLength: 8, MaxWait: time.Minute})
+	push := func(prompt string) *Prepared {
+		p, err := f.r.Prepare(context.Background(), input(prompt, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := &admission.Item[*Prepared]{ISLTokens: p.Req.PromptTokens, Value: p, Group: p.eligibilityGroup()}
+		p.group = it.Group
+		if _, err := core.Push(it, now); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for i := range 3 {
+		push(words(fmt.Sprint("cold", i, "-"), 100))
+	}
+	cached := push(words("held-", 100))
+	f.r.deps.Index.RecordPredicted(eps[0].Key(), cached.IndexChain, now)
+	var pass uint64
+	memoed := 0
+	got := core.Release(now, func(it *admission.Item[*Prepared]) bool {
+		pass = it.Pass()
+		if f.r.cold.full(pass, it.Group) {
+			memoed++
+		}
+		return f.r.canDispatch(it)
+	})
+	if len(got) != 1 || got[0].Value != cached {
+		t.Fatalf("released %d requests, want the cached one alone", len(got))
+	}
+	f.r.unreserve(cached)
+	if memoed != 3 { // the second and third cold requests, and the cached one, found the group marked
+		t.Fatalf("%d requests found the group marked cold-full, want 3", memoed)
+	}
+	if f.r.cold.full(pass+1, cached.group) {
+		t.Fatal("the memo outlived its pass")
+	}
+}
