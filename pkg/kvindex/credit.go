@@ -59,13 +59,13 @@ func credit(best map[string]float64, reach map[string]int, o Overlap, weight flo
 }
 
 // MayMatch reports whether MatchCredited(chain, now, w) could name any
-// endpoint: whether anyone holds chain[0] on the GPU or on a tier w credits.
-// False is exact (a match starts at the first block); true means
-// MatchCredited must be asked (a predicted claim may be past its TTL, a
-// credit may round down to nothing). It costs one lookup per tier, where
+// endpoint, at any now: whether anyone holds chain[0] on the GPU or on a
+// tier w credits. False is exact (a match starts at the first block); true
+// means MatchCredited must be asked (a predicted claim may be past its TTL,
+// a credit may round down to nothing). It costs one lookup per tier, where
 // Match reads a whole first window: a long queue of cold requests asks this
 // of every request on every release pass.
-func (ix *Index) MayMatch(chain []uint64, now time.Time, w TierWeights) bool {
+func (ix *Index) MayMatch(chain []uint64, w TierWeights) bool {
 	if len(chain) == 0 {
 		return false
 	}

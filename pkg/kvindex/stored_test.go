@@ -248,7 +248,7 @@ func TestMayMatch(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := ix.MayMatch(c.chain, t0, c.w)
+			got := ix.MayMatch(c.chain, c.w)
 			if got != c.want {
 				t.Fatalf("MayMatch = %v, want %v", got, c.want)
 			}
