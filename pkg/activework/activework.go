@@ -133,6 +133,10 @@ func (c *counter) release(blocks []uint64) int64 {
 type Tracker struct {
 	ttl      time.Duration
 	onChange func()
+	// deferring counts Defer calls not yet done; pending is a change
+	// held back meanwhile.
+	deferring atomic.Int32
+	pending   atomic.Bool
 
 	mu    sync.RWMutex
 	per   map[string]*counter
@@ -240,7 +244,31 @@ func (t *Tracker) Forget(endpoint string) {
 func blocks(tokens, size int) int { return (tokens + size - 1) / size }
 
 func (t *Tracker) changed() {
-	if t.onChange != nil {
-		t.onChange()
+	if t.onChange == nil {
+		return
+	}
+	if t.deferring.Load() > 0 {
+		t.pending.Store(true)
+		// A Defer that ended between the load and the store did not see
+		// the change: whoever clears pending first runs onChange.
+		if t.deferring.Load() > 0 || !t.pending.Swap(false) {
+			return
+		}
+	}
+	t.onChange()
+}
+
+// Defer holds onChange back until the returned func runs, then runs it once
+// if anything changed meanwhile (from any goroutine). Replica sync applies a
+// peer's batch under it: the admission queue then releases once, against
+// the whole batch, not after a free whose successor (often the same batch's
+// next added, on the same endpoint) it has not seen yet, and not once per
+// event. Calls nest; run each returned func exactly once.
+func (t *Tracker) Defer() (done func()) {
+	t.deferring.Add(1)
+	return func() {
+		if t.deferring.Add(-1) == 0 && t.pending.Swap(false) && t.onChange != nil {
+			t.onChange()
+		}
 	}
 }

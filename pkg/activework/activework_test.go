@@ -207,3 +207,65 @@ func TestHeldBlocksCountOnlyKVHoldingWork(t *testing.T) {
 		t.Fatalf("after b's first token and a's end: %d held, want 2", got)
 	}
 }
+
+// Under Defer, frees and prefill completions notify once, when the last
+// Defer ends, and only if something changed.
+func TestDeferCoalescesNotifications(t *testing.T) {
+	var notified atomic.Int32
+	tr := New(time.Minute, func() { notified.Add(1) })
+	now := time.Unix(1000, 0)
+	w := Work{PromptTokens: 32, UncachedTokens: 32, BlockSize: 16}
+	h1, h2 := tr.Add("a", w, now), tr.Add("a", w, now)
+	for _, c := range []struct {
+		name string
+		run  func()
+		want int32
+	}{
+		{"nothing changed", func() { tr.Defer()() }, 0},
+		{"two changes, one notification", func() {
+			done := tr.Defer()
+			h1.PrefillDone(now)
+			h1.Free()
+			if n := notified.Load(); n != 0 {
+				t.Fatalf("notified %d times while deferred", n)
+			}
+			done()
+		}, 1},
+		{"nested: the outer end notifies", func() {
+			outer := tr.Defer()
+			inner := tr.Defer()
+			h2.Free()
+			inner()
+			if n := notified.Load(); n != 0 {
+				t.Fatalf("notified %d times before the outer Defer ended", n)
+			}
+			outer()
+		}, 1},
+		{"not deferred: at once", func() { tr.Add("a", w, now).Free() }, 1},
+	} {
+		notified.Store(0)
+		c.run()
+		if got := notified.Load(); got != c.want {
+			t.Errorf("%s: notified %d times, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// A change made while a Defer ends is never lost: after every goroutine is
+// done, at least one notification followed the last change.
+func TestDeferLosesNoChange(t *testing.T) {
+	for range 200 {
+		var notified atomic.Int32
+		tr := New(time.Minute, func() { notified.Add(1) })
+		h := tr.Add("a", Work{PromptTokens: 16, UncachedTokens: 16, BlockSize: 16}, time.Unix(0, 0))
+		done := tr.Defer()
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); h.Free() }()
+		go func() { defer wg.Done(); done() }()
+		wg.Wait()
+		if notified.Load() == 0 {
+			t.Fatal("a free racing the end of a Defer was never notified")
+		}
+	}
+}

@@ -29,6 +29,12 @@ type remoteRequest struct {
 // and counted; nothing panics. Safe for concurrent use.
 func (r *Replica) Apply(peer string, evs []Event) {
 	now := r.opts.Now()
+	// The batch is one change to the router: its queue must not release
+	// after a freed before it has seen the added that follows (a peer that
+	// freed room often filled it in the same breath), and one release pass
+	// per batch costs less than one per event. The notification runs after
+	// the lock, as the queue's pass may ask this replica for peers' waits.
+	done := r.opts.Active.Defer()
 	r.rmu.Lock()
 	for i := range evs {
 		r.applyOne(peer, &evs[i], now)
@@ -36,6 +42,7 @@ func (r *Replica) Apply(peer string, evs []Event) {
 	r.publish()
 	left := r.waits.takeLeft()
 	r.rmu.Unlock()
+	done()
 	r.notifyWaits(left)
 }
 
@@ -214,6 +221,8 @@ func (r *Replica) predicted(ev *Event, now time.Time) {
 // apply afresh. Predicted prefixes stay until their TTL: the engines still
 // hold that cache. Safe for concurrent use.
 func (r *Replica) ExpirePeer(peer string) {
+	done := r.opts.Active.Defer() // one release pass for all it frees, after the lock (as Apply)
+	defer done()
 	r.rmu.Lock()
 	for name, o := range r.origins {
 		if name == peer || o.peer == peer {
@@ -234,6 +243,8 @@ func (r *Replica) ExpirePeer(peer string) {
 // are ended towards the peers.
 func (r *Replica) Tick(now time.Time) {
 	cutoff := now.Add(-r.opts.Sync.OrphanTTL.Duration)
+	done := r.opts.Active.Defer() // one release pass for all it frees, after the lock (as Apply)
+	defer done()
 	r.rmu.Lock()
 	for name, o := range r.origins {
 		for id, q := range o.reqs {

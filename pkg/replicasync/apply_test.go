@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/endpoints"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -200,5 +201,27 @@ func TestSnapshotChainsBounded(t *testing.T) {
 	s := a.r.Snapshot()
 	if len(s) != 2 || s[0].IndexChain[0] != 13 || s[1].IndexChain[0] != 14 {
 		t.Fatalf("snapshot %+v: want the 2 most recent prefixes, oldest first", s)
+	}
+}
+
+// A batch is one change: the router hears of it once, after the whole batch
+// applied, so a freed followed by an added on the same endpoint never shows
+// it room that the batch itself refilled.
+func TestApplyNotifiesOncePerBatch(t *testing.T) {
+	var seen []int // e1's prefill tokens at each notification
+	var active *activework.Tracker
+	active = activework.New(time.Hour, func() { seen = append(seen, active.Counts(e1).PrefillTokens) })
+	f := newFixture(t, "b", func(o *Options) { o.Active = active })
+	f.r.Apply("a", []Event{ev(1, KindAdded, 1, e1)})
+	if len(seen) != 0 {
+		t.Fatalf("an added alone notified: %v", seen)
+	}
+	f.r.Apply("a", []Event{ev(2, KindFreed, 1, ""), ev(3, KindAdded, 2, e1), ev(4, KindPrefillDone, 2, ""), ev(5, KindAdded, 3, e1)})
+	if len(seen) != 1 || seen[0] != 64 {
+		t.Fatalf("notifications saw e1's prefill %v, want once, after the batch (64: request 3's)", seen)
+	}
+	f.r.ExpirePeer("a")
+	if len(seen) != 2 || seen[1] != 0 {
+		t.Fatalf("expiring the peer: notifications saw %v, want one more, after all was freed (0)", seen)
 	}
 }
