@@ -46,7 +46,7 @@ type ReplicaSync struct {
 	// queueYield in all), so the fleet's queue drains in one order. In
 	// routebench (5 ms sync delay) shared took three replicas' brief p95
 	// from +24 % to +0.5 % of one replica's. In real time it loses: with
-	// the fleet the bottleneck (90 s runs at 300 req/s), p95 1.2-2.1 s
+	// the fleet the bottleneck (90 s runs at 300 req/s), p95 1.2-2.3 s
 	// shared against 0.64-1.47 s local, as a queued request is held about
 	// six times, each time losing the room it could have taken to a peer
 	// whose view is milliseconds old. So it is opt-in (README "Several
