@@ -50,7 +50,7 @@ type ReplicaSync struct {
 	// shared against 0.64-1.47 s local, as a queued request is held about
 	// six times, each time losing the room it could have taken to a peer
 	// whose view is milliseconds old. So it is opt-in (README "Several
-	// replicas"; kvpick_replicasync_queue_holds_total shows how holds end).
+	// replicas"; kvpick_replicasync_queue_hold_seconds shows how long holds last and how they end).
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for peers' requests ranked before it, summed over the

@@ -44,6 +44,20 @@ func (r *Replica) Apply(peer string, evs []Event) {
 	r.rmu.Unlock()
 	done()
 	r.notifyWaits(left)
+	observeLag(evs, now)
+}
+
+// observeLag records how old a batch's first event was when it applied:
+// its delivery delay plus any clock skew between the two hosts. Decisions
+// closer together than this do not see each other. A waiting event carries
+// its enqueue time, not when it was sent, so it is skipped.
+func observeLag(evs []Event, now time.Time) {
+	for i := range evs {
+		if evs[i].Kind != KindWaiting && !evs[i].At.IsZero() {
+			telemetry.ReplicaSyncLag.Observe(max(now.Sub(evs[i].At), 0).Seconds())
+			return
+		}
+	}
 }
 
 func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {

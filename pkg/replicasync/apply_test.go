@@ -1,12 +1,14 @@
 package replicasync
 
 import (
+	"math"
 	"net"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/endpoints"
@@ -223,5 +225,38 @@ func TestApplyNotifiesOncePerBatch(t *testing.T) {
 	f.r.ExpirePeer("a")
 	if len(seen) != 2 || seen[1] != 0 {
 		t.Fatalf("expiring the peer: notifications saw %v, want one more, after all was freed (0)", seen)
+	}
+}
+
+func TestApplyObservesLag(t *testing.T) {
+	lag := func() (n uint64, sum float64) {
+		var m dto.Metric
+		if err := telemetry.ReplicaSyncLag.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.Histogram.GetSampleCount(), m.Histogram.GetSampleSum()
+	}
+	f := newFixture(t, "b", nil)
+	f.clk.add(3 * time.Millisecond) // the events below were sent at t0
+	for _, tt := range []struct {
+		name  string
+		batch []Event
+		want  float64 // seconds observed; <0: nothing
+	}{
+		{"a waiting event carries its enqueue time, not when it was sent", []Event{{Origin: "a", Epoch: 1, Seq: 1, Kind: KindWaiting, Request: 9, At: t0.Add(-time.Hour), Model: "m"}}, -1},
+		{"one value per batch: its first timed event's age", []Event{ev(2, KindAdded, 1, e1), ev(3, KindFreed, 1, "")}, 0.003},
+		{"a clock ahead of this one counts as no delay", []Event{func() Event { e := ev(4, KindAdded, 2, e1); e.At = t0.Add(time.Second); return e }()}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n0, s0 := lag()
+			f.r.Apply("a", tt.batch)
+			n1, s1 := lag()
+			switch {
+			case tt.want < 0 && n1 != n0:
+				t.Fatalf("observed %d values, want none", n1-n0)
+			case tt.want >= 0 && (n1 != n0+1 || math.Abs(s1-s0-tt.want) > 1e-9):
+				t.Fatalf("observed %d values summing %vs, want one of %vs", n1-n0, s1-s0, tt.want)
+			}
+		})
 	}
 }

@@ -80,12 +80,13 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 }
 
 // endHold ends the hold under way, if any, counting its time and how it
-// ended (kvpick_replicasync_queue_holds_total).
+// ended (kvpick_replicasync_queue_hold_seconds).
 func (w *waitState) endHold(now time.Time, outcome string) {
 	if !w.held.IsZero() {
-		w.heldFor += now.Sub(w.held)
+		d := now.Sub(w.held)
+		w.heldFor += d
 		w.held = time.Time{}
-		telemetry.ReplicaSyncHolds.WithLabelValues(outcome).Inc()
+		telemetry.ReplicaSyncHolds.WithLabelValues(outcome).Observe(d.Seconds())
 	}
 }
 

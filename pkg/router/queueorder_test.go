@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,7 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/go-logr/logr"
-	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
@@ -103,10 +105,15 @@ func TestSharedQueueOrder(t *testing.T) {
 		o := &orderFake{ahead: true}
 		withSync(t, f, o, queueing(v1.QueueOrderShared))
 		yield := f.r.cfg.ReplicaSync.QueueYield.Duration
-		holds := func(outcome string) float64 {
-			return promtest.ToFloat64(telemetry.ReplicaSyncHolds.WithLabelValues(outcome))
+		holds := func(outcome string) (n, seconds float64) {
+			var m dto.Metric
+			if err := telemetry.ReplicaSyncHolds.WithLabelValues(outcome).(prometheus.Histogram).Write(&m); err != nil {
+				t.Fatal(err)
+			}
+			return float64(m.Histogram.GetSampleCount()), m.Histogram.GetSampleSum()
 		}
-		went, spent := holds("peer_went"), holds("yield_spent")
+		went, wentFor := holds("peer_went")
+		spent, spentFor := holds("yield_spent")
 		p := queued(t, f, 7)
 		if f.r.Admissible(p) {
 			t.Fatal("admitted at once")
@@ -125,8 +132,14 @@ func TestSharedQueueOrder(t *testing.T) {
 		if !f.r.Admissible(p) {
 			t.Fatalf("held again past queueYield in all (%v)", yield)
 		}
-		if d1, d2 := holds("peer_went")-went, holds("yield_spent")-spent; d1 != 1 || d2 != 1 {
+		went2, wentFor2 := holds("peer_went")
+		spent2, spentFor2 := holds("yield_spent")
+		if d1, d2 := went2-went, spent2-spent; d1 != 1 || d2 != 1 {
 			t.Fatalf("holds ended: peer_went +%v, yield_spent +%v; want +1 each", d1, d2)
+		}
+		// The first hold lasted until the peer went, the second the rest of the yield.
+		if d1, d2 := wentFor2-wentFor, spentFor2-spentFor; math.Abs(d1-(yield-50*time.Millisecond).Seconds()) > 1e-9 || math.Abs(d2-0.05) > 1e-9 {
+			t.Fatalf("holds lasted: peer_went %vs, yield_spent %vs; want %vs and 0.05s", d1, d2, (yield - 50*time.Millisecond).Seconds())
 		}
 	})
 	t.Run("a full fleet announces; leaving unrouted is heard once", func(t *testing.T) {

@@ -66,10 +66,19 @@ var (
 		Namespace: Namespace, Subsystem: "replicasync", Name: "peer_waiting_requests",
 		Help: "Requests waiting in peers' admission queues, as applied here: this replica's queue gives way to those ranked first.",
 	}))
-	// ReplicaSyncHolds counts this replica's holds for peers' requests by how they ended.
-	ReplicaSyncHolds = must(prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Subsystem: "replicasync", Name: "queue_holds_total",
-		Help: "Holds of a request that could go while a peer's request ranked first (replicaSync.queueOrder shared), by how each ended: " +
+	// ReplicaSyncLag is how old a peer's batch was when it applied here.
+	ReplicaSyncLag = must(prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: "replicasync", Name: "apply_lag_seconds",
+		Buckets: []float64{0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5},
+		Help: "Age of a peer's batch (its first event's time) when applied here: delivery delay plus clock skew between hosts. " +
+			"Decisions closer together than this do not see each other.",
+	}))
+	// ReplicaSyncHolds is how long this replica's holds for peers' requests lasted, by how they ended.
+	ReplicaSyncHolds = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: "replicasync", Name: "queue_hold_seconds",
+		// From well under one peer delivery (loopback: sub-millisecond) to past queueYield's default.
+		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5},
+		Help: "How long a request that could go was held while a peer's request ranked first (replicaSync.queueOrder shared), by how each hold ended: " +
 			"peer_went (no peer request ranks first any more), room_taken (the room went before this request could use it), " +
 			"yield_spent (replicaSync.queueYield ran out: the peers did not use the room; mostly this means the order is not paying).",
 	}, []string{"outcome"}))

@@ -47,10 +47,10 @@ func writeCSV(path string, samples []sample) error {
 		return fmt.Errorf("soak csv: %w", err)
 	}
 	w := csv.NewWriter(f)
-	w.Write([]string{"seconds", "replica", "goroutines", "heap_inuse_bytes", "heap_goal_bytes", "active_work", "open_streams", "requests_total", "error"}) //nolint:errcheck // w.Error below
+	w.Write([]string{"seconds", "replica", "goroutines", "heap_inuse_bytes", "heap_goal_bytes", "active_work", "active_prefill_tokens", "queued", "open_streams", "requests_total", "error"}) //nolint:errcheck // w.Error below
 	for _, s := range samples {
 		w.Write([]string{strconv.FormatFloat(s.At.Seconds(), 'f', 2, 64), strconv.Itoa(s.Replica), g(s.Goroutines), g(s.HeapInuse), //nolint:errcheck // w.Error below
-			g(s.HeapGoal), g(s.Active), g(s.Streams), g(s.Requests), s.Err})
+			g(s.HeapGoal), g(s.Active), g(s.Prefill), g(s.Queued), g(s.Streams), g(s.Requests), s.Err})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -21,6 +21,8 @@ type sample struct {
 	HeapGoal   float64 // go_memstats_next_gc_bytes: the next GC's target, proportional to the heap live after the last one
 	Active     float64 // requests, prefill tokens and decode blocks of active work, summed over endpoints
 	Streams    float64 // kvpick_active_streams
+	Prefill    float64 // kvpick_endpoint_active_prefill_tokens summed: replicas in sync see about the same
+	Queued     float64 // kvpick_router_queue_pending_requests: waiting in this replica's admission queue
 	Requests   float64 // kvpick_requests_total, every outcome
 	GCs        float64 // go_gc_duration_seconds_count: collections so far
 	Err        string  // the metrics page could not be read
@@ -74,6 +76,8 @@ func read(addr string, at time.Duration, replica int) sample {
 		s.Left = leftover(text)
 	}
 	s.Streams = testutil.SumSeries(text, "kvpick_active_streams")
+	s.Prefill = testutil.SumSeries(text, "kvpick_endpoint_active_prefill_tokens")
+	s.Queued = testutil.SumSeries(text, "kvpick_router_queue_pending_requests")
 	s.Requests = testutil.SumSeries(text, "kvpick_requests_total")
 	s.GCs = testutil.SumSeries(text, "go_gc_duration_seconds_count")
 	return s

@@ -62,6 +62,7 @@ func TestSoak(t *testing.T) {
 	samples := runSampled(t, fleet, load, every)
 	st := load.Stats()
 	quiet := waitIdle(t, fleet)
+	saveMetrics(t, out, fleet)
 	v := verdictOf(samples, st, quiet, *duration)
 	if err := writeOutputs(out, samples, v); err != nil {
 		t.Fatal(err)
@@ -74,6 +75,7 @@ func TestSoak(t *testing.T) {
 
 // fleet is the sims and the picker replicas in front of them.
 type fleet struct {
+	sims    []*testutil.Sim
 	pickers []*testutil.Picker
 	clients []*envoyclient.Client
 }
@@ -88,7 +90,7 @@ func startFleet(t *testing.T) *fleet {
 	}
 	eps := filepath.Join(t.TempDir(), "endpoints.yaml")
 	testutil.WriteEndpoints(t, eps, ss)
-	f := &fleet{}
+	f := &fleet{sims: ss}
 	peerArgs := syncConfigs(t, *replicas)
 	for i := range *replicas {
 		args := append([]string{"--endpoints-file", eps, "--router-mode", "kv"}, strings.Fields(*syncArgs)...)
@@ -117,6 +119,33 @@ func runSampled(t *testing.T, f *fleet, load *testutil.Load, every time.Duration
 			return append(out, sampleAll(t, f, time.Since(start))...)
 		case <-tick.C:
 			out = append(out, sampleAll(t, f, time.Since(start))...)
+		}
+	}
+}
+
+// saveMetrics keeps each replica's and each sim's /metrics page after the
+// load as metrics-replica-N.txt and metrics-sim-N.txt beside the summary:
+// the counters a run's numbers need explaining by (queue holds, events
+// dropped or missed, each engine's requests and its own TTFT) are there.
+func saveMetrics(t *testing.T, dir string, f *fleet) {
+	var addrs []string
+	for _, p := range f.pickers {
+		addrs = append(addrs, p.Metrics)
+	}
+	for _, s := range f.sims {
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", s.Port))
+	}
+	for i, addr := range addrs {
+		name := fmt.Sprintf("metrics-replica-%d.txt", i)
+		if i >= len(f.pickers) {
+			name = fmt.Sprintf("metrics-sim-%d.txt", i-len(f.pickers))
+		}
+		text, err := testutil.MetricsText(addr)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+		}
+		if err != nil {
+			t.Errorf("%s after the load: %v", name, err)
 		}
 	}
 }
