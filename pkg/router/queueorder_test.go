@@ -164,7 +164,7 @@ func TestSharedQueueOrder(t *testing.T) {
 			t.Fatalf("peers heard %q", got)
 		}
 	})
-	t.Run("fast path: gives way but does not announce", func(t *testing.T) {
+	t.Run("fast path: never held, never announced", func(t *testing.T) {
 		f := newFixture(t, 2, nil)
 		o := &orderFake{ahead: true}
 		withSync(t, f, o, queueing(v1.QueueOrderShared))
@@ -172,11 +172,11 @@ func TestSharedQueueOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.r.Admissible(p) {
-			t.Fatal("a new arrival passed a peer's waiting request")
+		if !f.r.Admissible(p) {
+			t.Fatal("a new arrival with room was held for a peer's waiting request")
 		}
 		if got := o.take(); got != "" {
-			t.Fatalf("peers heard %q before it was queued", got)
+			t.Fatalf("peers heard %q of a request that never queued", got)
 		}
 	})
 	t.Run("chosen but never sent: peers hear it left", func(t *testing.T) {
