@@ -44,13 +44,14 @@ type ReplicaSync struct {
 	// room on which endpoint, and a replica holds its own request while a
 	// peer has one ranked before it waiting for that room (at most
 	// queueYield in all), so the fleet's queue drains in one order. In
-	// routebench (5 ms sync delay) shared took three replicas' brief p95
-	// from +24 % to +0.5 % of one replica's. In real time it loses: with
-	// the fleet the bottleneck (90 s runs at 300 req/s), p95 1.2-2.3 s
-	// shared against 0.64-1.47 s local, as a queued request is held about
-	// six times, each time losing the room it could have taken to a peer
-	// whose view is milliseconds old. So it is opt-in (README "Several
-	// replicas"; kvpick_replicasync_queue_hold_seconds shows how long holds last and how they end).
+	// routebench (5 ms sync delay, seeds 1-3) shared keeps three replicas'
+	// brief p95 within 3.3 % of one replica's where local is 22-25 % over,
+	// and meets 5 % everywhere but brief-import at seed 2 (+7.7 %). In real
+	// time (40 s runs at 300 req/s, the fleet the bottleneck) it has the
+	// better median but the worse, more variable p95 (0.79-1.58 s against
+	// local's 0.80-0.91 s), so it is opt-in (README "Several replicas";
+	// kvpick_replicasync_queue_hold_seconds shows how long holds last and
+	// how they end).
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for peers' requests ranked before it, summed over the
