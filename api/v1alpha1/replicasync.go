@@ -44,23 +44,26 @@ type ReplicaSync struct {
 	// room on which endpoint, and a replica holds its own request while a
 	// peer has one ranked before it waiting for that room (at most
 	// queueYield in all), so the fleet's queue drains in one order. In
-	// routebench (5 ms sync delay, seeds 1-3) shared keeps three replicas'
-	// brief p95 within 3.3 % of one replica's where local is 22-25 % over,
-	// and meets 5 % everywhere but brief-import at seed 2 (+7.7 %). In real
+	// routebench (5 ms sync delay, seeds 1-3) shared keeps three replicas
+	// within 5 % of one replica's p95 on brief, brief-import and
+	// shared-prefix, where local is 17-30 % over on the first two. In real
 	// time (40 s runs at 300 req/s, the fleet the bottleneck) it has the
-	// better median but the worse, more variable p95 (0.79-1.58 s against
-	// local's 0.80-0.91 s), so it is opt-in (README "Several replicas";
+	// better median but the worse p95 (0.79-1.58 s against local's
+	// 0.80-0.91 s), so it is opt-in (README "Several replicas";
 	// kvpick_replicasync_queue_hold_seconds shows how long holds last and
 	// how they end).
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for peers' requests ranked before it, summed over the
-	// request's holds (default 250ms): the most shared order adds to any
+	// request's holds (default 500ms): the most shared order adds to any
 	// request's wait. A peer normally releases its request within the sync
 	// delay; the bound covers a peer whose request cannot use the free
 	// capacity (another LoRA adapter's endpoints, a different config
 	// mid-upgrade) or a view of the peers that lags. Longer keeps the order
-	// through slow peers; shorter idles less when a peer's request cannot go.
+	// through slow peers and bursts; shorter idles less when a peer's
+	// request cannot go. In routebench, 250ms left three replicas'
+	// brief-import p95 +7.7 % over one replica's at seed 2 (a burst of
+	// long documents queues long enough to spend it); 500ms, +0.7 %.
 	QueueYield Duration `json:"queueYield"`
 
 	// The peer transport (pkg/replicasync/peer; defaults and validation in
@@ -123,7 +126,7 @@ func (r *ReplicaSync) setDefaults() {
 		r.SnapshotChains = 4096
 	}
 	setStr(&r.QueueOrder, QueueOrderLocal)
-	setDur(&r.QueueYield, 250*time.Millisecond)
+	setDur(&r.QueueYield, 500*time.Millisecond)
 	r.setTransportDefaults()
 }
 

@@ -77,7 +77,7 @@ var (
 	ReplicaSyncHolds = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "replicasync", Name: "queue_hold_seconds",
 		// From well under one peer delivery (loopback: sub-millisecond) to past queueYield's default.
-		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5},
+		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1},
 		Help: "How long a request that could go was held while a peer's request ranked first (replicaSync.queueOrder shared), by how each hold ended: " +
 			"peer_went (no peer request ranks first any more), room_taken (the room went before this request could use it), " +
 			"yield_spent (replicaSync.queueYield ran out: the peers did not use the room; mostly this means the order is not paying).",
