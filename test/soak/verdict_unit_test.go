@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +73,24 @@ func streams(ss []sample) []sample {
 		ss[i].Streams = ss[i].Goroutines - ss[0].Goroutines
 	}
 	return ss
+}
+
+func TestSpreadIgnoresWhatARequestIs(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4} {
+		unstreamed := make([]int, n) // body(i) is unstreamed when i%3 == 0
+		for i := range 30000 {
+			r := spread(i, n)
+			if r < 0 || r >= n {
+				t.Fatalf("spread(%d, %d) = %d", i, n, r)
+			}
+			if i%3 == 0 {
+				unstreamed[r]++
+			}
+		}
+		for r, c := range unstreamed {
+			if share := float64(c) / 10000; math.Abs(share-1/float64(n)) > 0.03 {
+				t.Errorf("%d replicas: replica %d got %.0f%% of the unstreamed requests, want about %.0f%%", n, r, 100*share, 100/float64(n))
+			}
+		}
+	}
 }
