@@ -63,8 +63,9 @@ func TestSoak(t *testing.T) {
 	samples := runSampled(t, fleet, load, every)
 	st := load.Stats()
 	quiet := waitIdle(t, fleet)
-	saveMetrics(t, out, fleet)
+	pickers, engines := saveMetrics(t, out, fleet)
 	v := verdictOf(samples, st, quiet, *duration)
+	v.text += timeSplit(pickers, engines)
 	if err := writeOutputs(out, samples, v); err != nil {
 		t.Fatal(err)
 	}
@@ -132,22 +133,12 @@ func runSampled(t *testing.T, f *fleet, load *testutil.Load, every time.Duration
 }
 
 // saveMetrics keeps each replica's and each sim's /metrics page after the
-// load as metrics-replica-N.txt and metrics-sim-N.txt beside the summary:
-// the counters a run's numbers need explaining by (queue holds, events
-// dropped or missed, each engine's requests and its own TTFT) are there.
-func saveMetrics(t *testing.T, dir string, f *fleet) {
-	var addrs []string
-	for _, p := range f.pickers {
-		addrs = append(addrs, p.Metrics)
-	}
-	for _, s := range f.sims {
-		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", s.Port))
-	}
-	for i, addr := range addrs {
-		name := fmt.Sprintf("metrics-replica-%d.txt", i)
-		if i >= len(f.pickers) {
-			name = fmt.Sprintf("metrics-sim-%d.txt", i-len(f.pickers))
-		}
+// load as metrics-replica-N.txt and metrics-sim-N.txt beside the summary,
+// and returns them: the counters a run's numbers need explaining by (queue
+// holds, events dropped or missed, each engine's requests and its own TTFT)
+// are there.
+func saveMetrics(t *testing.T, dir string, f *fleet) (pickers, engines []string) {
+	save := func(name, addr string) string {
 		text, err := testutil.MetricsText(addr)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
@@ -155,7 +146,33 @@ func saveMetrics(t *testing.T, dir string, f *fleet) {
 		if err != nil {
 			t.Errorf("%s after the load: %v", name, err)
 		}
+		return text
 	}
+	for i, p := range f.pickers {
+		pickers = append(pickers, save(fmt.Sprintf("metrics-replica-%d.txt", i), p.Metrics))
+	}
+	for i, s := range f.sims {
+		engines = append(engines, save(fmt.Sprintf("metrics-sim-%d.txt", i), fmt.Sprintf("127.0.0.1:%d", s.Port)))
+	}
+	return pickers, engines
+}
+
+// timeSplit says where a request's time to first token went, on average:
+// waiting in the pickers' admission queues, and at the engines (their own
+// TTFT, from arrival there). Three replicas against one differ in the second
+// (README "Several replicas").
+func timeSplit(pickers, engines []string) string {
+	mean := func(pages []string, name string, match ...string) (float64, float64) {
+		var sum, n float64
+		for _, p := range pages {
+			sum += testutil.SumSeries(p, name+"_sum", match...)
+			n += testutil.SumSeries(p, name+"_count", match...)
+		}
+		return sum / max(n, 1), n
+	}
+	q, queued := mean(pickers, "kvpick_router_queue_wait_seconds", `outcome="dispatched"`)
+	e, _ := mean(engines, "vllm:time_to_first_token_seconds")
+	return fmt.Sprintf("mean wait in the pickers' queues %.1f ms (%.0f requests queued); engines' own TTFT, mean %.1f ms\n", 1000*q, queued, 1000*e)
 }
 
 // waitIdle waits until every replica has no active work and no open stream,

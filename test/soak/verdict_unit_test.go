@@ -94,3 +94,20 @@ func TestSpreadIgnoresWhatARequestIs(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeSplitAveragesOverPages(t *testing.T) {
+	pickers := []string{
+		"kvpick_router_queue_wait_seconds_sum{outcome=\"dispatched\",pool=\"default\"} 3\nkvpick_router_queue_wait_seconds_count{outcome=\"dispatched\",pool=\"default\"} 10\n" +
+			"kvpick_router_queue_wait_seconds_sum{outcome=\"queue_timeout\",pool=\"default\"} 300\nkvpick_router_queue_wait_seconds_count{outcome=\"queue_timeout\",pool=\"default\"} 10\n",
+		"kvpick_router_queue_wait_seconds_sum{outcome=\"dispatched\",pool=\"default\"} 1\nkvpick_router_queue_wait_seconds_count{outcome=\"dispatched\",pool=\"default\"} 10\n",
+	}
+	engines := []string{"vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 2\nvllm:time_to_first_token_seconds_count{model_name=\"m\"} 20\n",
+		"vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 1\nvllm:time_to_first_token_seconds_count{model_name=\"m\"} 10\n"}
+	want := "mean wait in the pickers' queues 200.0 ms (20 requests queued); engines' own TTFT, mean 100.0 ms\n"
+	if got := timeSplit(pickers, engines); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := timeSplit(nil, nil); got != "mean wait in the pickers' queues 0.0 ms (0 requests queued); engines' own TTFT, mean 0.0 ms\n" {
+		t.Fatalf("no pages: %q", got)
+	}
+}
