@@ -78,7 +78,17 @@ type engineStatsView struct {
 	queries, hits, preemptions     int64
 	runningLoRAs, waitingLoRAs     []string
 	blockSize, numBlocks, maxLoRAs int
+	clock                          stepClock
 }
+
+// Simulator-only counters, the same in every style: no engine exports them,
+// so kvpick never reads them; they are for judging a run (see stepClock).
+const (
+	simStepsName    = "modelsim_steps_total"
+	simModelledName = "modelsim_step_modelled_seconds_total"
+	simLateName     = "modelsim_step_late_seconds_total"
+	simPrefillName  = "modelsim_prefill_tokens_total"
+)
 
 func newMetrics(style, model string, stats func() engineStatsView) (*prometheus.Registry, prometheus.Observer) {
 	names := styleNames[style]
@@ -115,6 +125,10 @@ func (c *engineCollector) define() {
 	c.def(n.hitRate, "The prefix cache hit rate.")
 	c.def(n.blockSizeGauge, "KV cache page size in tokens.")
 	c.def(n.numBlocksGauge, "Number of KV cache pages.")
+	c.def(simStepsName, "Engine steps run.")
+	c.def(simModelledName, "Modelled duration of the steps run; busy time as the engine model charges it.")
+	c.def(simLateName, "Time steps took past their modelled duration before their results left (host CPU contention).")
+	c.def(simPrefillName, "Prompt tokens computed (prefix-cache hits excluded, recomputation after preemption included).")
 }
 
 // Describe implements prometheus.Collector.
@@ -143,6 +157,10 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(n.preemptions, prometheus.CounterValue, float64(s.preemptions))
 	emit(n.blockSizeGauge, prometheus.GaugeValue, float64(s.blockSize))
 	emit(n.numBlocksGauge, prometheus.GaugeValue, float64(s.numBlocks))
+	emit(simStepsName, prometheus.CounterValue, float64(s.clock.steps))
+	emit(simModelledName, prometheus.CounterValue, s.clock.modelled.Seconds())
+	emit(simLateName, prometheus.CounterValue, s.clock.late.Seconds())
+	emit(simPrefillName, prometheus.CounterValue, float64(s.clock.prefillTokens))
 	if s.queries > 0 {
 		emit(n.hitRate, prometheus.GaugeValue, float64(s.hits)/float64(s.queries))
 	} else {

@@ -133,3 +133,32 @@ func TestOffsetPort(t *testing.T) {
 		}
 	}
 }
+
+func TestStepClockCounters(t *testing.T) {
+	url, _ := startServer(t, "--model", "m", "--block-size", "8", "--num-gpu-blocks", "500")
+	for range 2 {
+		post(t, url+"/v1/completions", `{"model":"m","prompt":"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen","max_tokens":3}`)
+	}
+	fams := scrape(t, url)
+	value := func(name string) float64 {
+		f := fams[name]
+		if f == nil || len(f.Metric) != 1 {
+			t.Fatalf("%s missing: %v", name, f)
+		}
+		return f.Metric[0].GetCounter().GetValue()
+	}
+	queries, hits := value("vllm:prefix_cache_queries_total"), value("vllm:prefix_cache_hits_total")
+	if got := value("modelsim_prefill_tokens_total"); got != queries-hits || got == 0 {
+		t.Fatalf("prefill tokens %v, want queries-hits = %v", got, queries-hits)
+	}
+	// Two requests of three tokens each: at least three steps, each with a modelled duration.
+	if steps := value("modelsim_steps_total"); steps < 3 {
+		t.Fatalf("steps %v, want at least 3", steps)
+	}
+	if value("modelsim_step_modelled_seconds_total") <= 0 {
+		t.Fatal("no modelled step time")
+	}
+	if late := value("modelsim_step_late_seconds_total"); late < 0 {
+		t.Fatalf("late %v", late)
+	}
+}

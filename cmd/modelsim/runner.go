@@ -19,6 +19,16 @@ type runner struct {
 	kv      []kvBatch // KV events of the current step, published after its sleep
 	wake    chan struct{}
 	publish func(ts time.Time, evs []engine.KVEvent) // may be nil
+	steps   stepClock                                // under mu
+}
+
+// stepClock accounts where the engine's wall time went, so a run can tell a
+// fleet that was short of work (idle) from one whose host was short of CPU
+// (steps overran their modelled duration).
+type stepClock struct {
+	steps          int64
+	modelled, late time.Duration // modelled step time; time past it before the step's results left
+	prefillTokens  int64
 }
 
 type kvBatch struct {
@@ -123,7 +133,18 @@ func (r *runner) run(ctx context.Context) {
 		for _, d := range targets {
 			d.st.push(d.u)
 		}
+		r.account(res, time.Since(start))
 	}
+}
+
+func (r *runner) account(res engine.StepResult, took time.Duration) {
+	r.mu.Lock()
+	c := &r.steps
+	c.steps++
+	c.modelled += res.Duration
+	c.late += max(0, took-res.Duration)
+	c.prefillTokens += int64(res.PrefillTokens)
+	r.mu.Unlock()
 }
 
 type delivery struct {
@@ -164,8 +185,10 @@ type engineEvent = engine.KVEvent
 
 // statsView adapts the engine's stats for the metrics collector.
 func (r *runner) statsView() engineStatsView {
-	s := r.stats()
-	return engineStatsView{running: s.Running, waiting: s.Waiting, kvUsage: s.KVUsage,
+	r.mu.Lock()
+	s, clock := r.eng.Stats(), r.steps
+	r.mu.Unlock()
+	return engineStatsView{clock: clock, running: s.Running, waiting: s.Waiting, kvUsage: s.KVUsage,
 		queries: s.PrefixQueries, hits: s.PrefixHits, preemptions: s.Preemptions,
 		runningLoRAs: s.RunningLoRAs, waitingLoRAs: s.WaitingLoRAs,
 		blockSize: s.BlockSize, numBlocks: s.NumGPUBlocks, maxLoRAs: s.MaxLoRAs}
