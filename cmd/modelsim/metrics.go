@@ -86,7 +86,7 @@ type engineStatsView struct {
 const (
 	simStepsName    = "modelsim_steps_total"
 	simModelledName = "modelsim_step_modelled_seconds_total"
-	simLateName     = "modelsim_step_late_seconds_total"
+	simLostName     = "modelsim_host_lost_seconds_total"
 	simPrefillName  = "modelsim_prefill_tokens_total"
 )
 
@@ -127,7 +127,7 @@ func (c *engineCollector) define() {
 	c.def(n.numBlocksGauge, "Number of KV cache pages.")
 	c.def(simStepsName, "Engine steps run.")
 	c.def(simModelledName, "Modelled duration of the steps run; busy time as the engine model charges it.")
-	c.def(simLateName, "Time steps took past their modelled duration before their results left (host CPU contention).")
+	c.def(simLostName, "Engine time lost to the host: a busy engine's step started this much later than the previous step's results were due, beyond the catch-up bound.")
 	c.def(simPrefillName, "Prompt tokens computed (prefix-cache hits excluded, recomputation after preemption included).")
 }
 
@@ -159,7 +159,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(n.numBlocksGauge, prometheus.GaugeValue, float64(s.numBlocks))
 	emit(simStepsName, prometheus.CounterValue, float64(s.clock.steps))
 	emit(simModelledName, prometheus.CounterValue, s.clock.modelled.Seconds())
-	emit(simLateName, prometheus.CounterValue, s.clock.late.Seconds())
+	emit(simLostName, prometheus.CounterValue, s.clock.lost.Seconds())
 	emit(simPrefillName, prometheus.CounterValue, float64(s.clock.prefillTokens))
 	if s.queries > 0 {
 		emit(n.hitRate, prometheus.GaugeValue, float64(s.hits)/float64(s.queries))
