@@ -38,20 +38,18 @@ type ReplicaSync struct {
 	// joining peer's snapshot (default 4096). More warms a new replica's
 	// predicted view more fully; each record holds its prompt's block hashes.
 	SnapshotChains int `json:"snapshotChains"`
-	// QueueOrder is "local" (default) or "shared". Local: each replica
+	// QueueOrder is "shared" (default) or "local". Local: each replica
 	// releases its own share of the queue in its own order. Shared:
 	// replicas tell each other which requests wait, at what rank and for
 	// room on which endpoint, and a replica holds its own request while a
 	// peer has one ranked before it waiting for that room (at most
-	// queueYield in all), so the fleet's queue drains in one order. In
-	// routebench (5 ms sync delay, seeds 1-3) shared keeps three replicas
-	// within 5 % of one replica's p95 on brief, brief-import and
-	// shared-prefix, where local is 17-30 % over on the first two. In real
-	// time (40 s runs at 300 req/s, the fleet the bottleneck) it has the
-	// better median but the worse p95 (0.79-1.58 s against local's
-	// 0.80-0.91 s), so it is opt-in (README "Several replicas";
-	// kvpick_replicasync_queue_hold_seconds shows how long holds last and
-	// how they end).
+	// queueYield in all), so the fleet's queue drains in one order. It
+	// costs a small event per request that waits. In routebench (5 ms sync
+	// delay, seeds 1-3) shared keeps three replicas within 5 % of one
+	// replica's p95 on brief, brief-import and shared-prefix, where local
+	// is 17-30 % over on the first two; in real time (README "Several
+	// replicas") it is as good as local or a little better. Local sends no
+	// waiting events and never holds a request that could go.
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for peers' requests ranked before it, summed over the
@@ -125,7 +123,7 @@ func (r *ReplicaSync) setDefaults() {
 	if r.SnapshotChains == 0 {
 		r.SnapshotChains = 4096
 	}
-	setStr(&r.QueueOrder, QueueOrderLocal)
+	setStr(&r.QueueOrder, QueueOrderShared)
 	setDur(&r.QueueYield, 500*time.Millisecond)
 	r.setTransportDefaults()
 }

@@ -202,10 +202,10 @@ func replicasNote(o *options) string {
 	switch {
 	case o.replicas <= 1 && o.replicaSync != "on":
 		return ""
-	case o.replicaSync == "on" && o.queueOrder == "shared":
-		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay, shared queue order)", o.replicas, o.syncDelay)
+	case o.replicaSync == "on" && o.queueOrder == "local":
+		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay, local queue order)", o.replicas, o.syncDelay)
 	case o.replicaSync == "on":
-		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay)", o.replicas, o.syncDelay)
+		return fmt.Sprintf(" (%d picker replicas per policy, synced, %v delay, shared queue order)", o.replicas, o.syncDelay)
 	}
 	return fmt.Sprintf(" (%d picker replicas per policy, not synced)", o.replicas)
 }
