@@ -114,7 +114,7 @@ func (r *runner) flushKV(batches []kvBatch) {
 //
 // A step that follows another back to back starts when the previous one's
 // results were due, not when the timer woke this goroutine: a GPU does not
-// wait for its host's scheduler, and the half millisecond a loaded VM adds
+// wait for its host's scheduler, and the 0.7-0.9 ms a loaded VM added
 // to each wake would otherwise cut the engine's throughput by a few percent,
 // more when co-located processes (say, three picker replicas) use more CPU.
 // Near saturation that few percent moves TTFT tails a lot, and it would be
