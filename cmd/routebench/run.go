@@ -180,6 +180,9 @@ func kvQueueThreshold(raw string) (*float64, error) {
 func policyOptions(o *options) (fleetsim.Options, error) {
 	po := fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight, CostModel: o.costModel,
 		QueuePolicy: o.queuePolicy, ReplicaQueueOrder: o.queueOrder}
+	if o.queueSlack >= 0 {
+		po.ReplicaQueueSlack = &o.queueSlack
+	}
 	t, err := kvQueueThreshold(o.kvQueueThresh)
 	if err != nil {
 		return po, err

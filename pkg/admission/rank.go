@@ -30,6 +30,21 @@ func (a Rank) Before(b Rank) bool {
 	return a.Enqueued.Before(b.Enqueued)
 }
 
+// BeforeBy reports whether a goes before b by a margin: a higher priority, a
+// smaller class, or, when both are equal, enqueued more than slack earlier.
+// Replicas compare ranks a sync delay apart, and giving way to a peer's
+// request enqueued a moment earlier costs the room's idle time until the
+// peer hears of it, for an order that was a coin toss.
+func (a Rank) BeforeBy(b Rank, slack time.Duration) bool {
+	switch {
+	case a.Priority != b.Priority:
+		return a.Priority > b.Priority
+	case a.Class != b.Class:
+		return a.Class < b.Class
+	}
+	return a.Enqueued.Add(slack).Before(b.Enqueued)
+}
+
 // Rank is the item's place in its queue's release order. Only meaningful
 // while it is queued; not safe concurrently with its Core's methods.
 func (it *Item[T]) Rank() Rank {

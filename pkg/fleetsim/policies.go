@@ -49,6 +49,9 @@ type Options struct {
 	// ReplicaQueueOrder, when set, overrides replicaSync.queueOrder in the
 	// kv policies (it matters only with several synced replicas).
 	ReplicaQueueOrder string
+	// ReplicaQueueSlack, when set, overrides replicaSync.queueSlack in the
+	// kv policies.
+	ReplicaQueueSlack *time.Duration
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -84,6 +87,9 @@ func standard(name string, o Options) (Spec, bool) {
 			}
 			c.Admission.QueuePolicy = o.QueuePolicy
 			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder
+			if s := o.ReplicaQueueSlack; s != nil {
+				c.ReplicaSync.QueueSlack = v1.Duration{Duration: *s}
+			}
 			if t := o.KVQueueThreshold; t != nil {
 				on := *t >= 0
 				c.Admission.Queue = &on

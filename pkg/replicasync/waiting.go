@@ -41,7 +41,7 @@ func (r *Replica) Left(id uint64) {
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
 func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
-	return r.waits.ahead(model, endpoint, anyToo, rank)
+	return r.waits.ahead(model, endpoint, anyToo, rank, r.opts.Sync.QueueSlack.Duration)
 }
 
 // PeersWaiting is the number of peers' requests known to wait.
@@ -155,11 +155,11 @@ func (w *peerWaits) expire(cutoff time.Time) int {
 }
 
 // ahead reports whether a request for model waits that goes before rank
-// and waits for room on endpoint, or (anyToo) for room on any endpoint;
+// (by slack, see admission.Rank.BeforeBy) and waits for room on endpoint, or (anyToo) for room on any endpoint;
 // with endpoint "" (admitted pool-wide: it could go anywhere) any wait for
 // the model counts. The first ranks are
 // recomputed only after the waits changed.
-func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
+func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Rank, slack time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.dirty {
@@ -173,7 +173,7 @@ func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Ra
 		}
 		w.dirty = false
 	}
-	before := func(m map[string]admission.Rank, k string) bool { b, ok := m[k]; return ok && b.Before(rank) }
+	before := func(m map[string]admission.Rank, k string) bool { b, ok := m[k]; return ok && b.BeforeBy(rank, slack) }
 	if endpoint == "" {
 		return before(w.best, model)
 	}
