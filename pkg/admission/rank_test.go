@@ -30,6 +30,31 @@ func TestRankBefore(t *testing.T) {
 	}
 }
 
+func TestRankBeforeBy(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := time.Millisecond
+	cases := []struct {
+		name string
+		a, b Rank
+		want bool
+	}{
+		{"higher priority first, whenever enqueued", Rank{Priority: 1, Enqueued: t0.Add(time.Second)}, Rank{Enqueued: t0}, true},
+		{"smaller class first, whenever enqueued", Rank{Class: 10, Enqueued: t0.Add(time.Second)}, Rank{Class: 11, Enqueued: t0}, true},
+		{"larger class after", Rank{Class: 12, Enqueued: t0}, Rank{Class: 11, Enqueued: t0.Add(time.Second)}, false},
+		{"same class, earlier by more than the slack", Rank{Class: 10, Enqueued: t0}, Rank{Class: 10, Enqueued: t0.Add(11 * ms)}, true},
+		{"same class, earlier by the slack exactly", Rank{Class: 10, Enqueued: t0}, Rank{Class: 10, Enqueued: t0.Add(10 * ms)}, false},
+		{"same class, earlier within the slack", Rank{Class: 10, Enqueued: t0}, Rank{Class: 10, Enqueued: t0.Add(3 * ms)}, false},
+		{"same class, later", Rank{Class: 10, Enqueued: t0.Add(20 * ms)}, Rank{Class: 10, Enqueued: t0}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.a.BeforeBy(c.b, 10*ms); got != c.want {
+				t.Fatalf("%+v before %+v by 10ms = %v, want %v", c.a, c.b, got, c.want)
+			}
+		})
+	}
+}
+
 // An item's rank follows its queue's order: the work class under wspt, none
 // under fcfs, where arrival alone decides.
 func TestItemRankFollowsOrder(t *testing.T) {

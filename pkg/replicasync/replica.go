@@ -59,6 +59,9 @@ func (o *Options) setDefaults() {
 	if o.Sync.OrphanTTL.Duration <= 0 {
 		o.Sync.OrphanTTL = d.OrphanTTL
 	}
+	if o.Sync.QueueSlack.Duration <= 0 {
+		o.Sync.QueueSlack = d.QueueSlack
+	}
 	if o.Sync.SnapshotChains <= 0 {
 		o.Sync.SnapshotChains = d.SnapshotChains
 	}
