@@ -58,6 +58,8 @@ func TestParseAndValidate(t *testing.T) {
 		{"replica sync peers", "replicaSync:\n  mode: peers\n  queueLength: 16\n  orphanTTL: 1m\n", nil},
 		{"replica sync unknown mode", "replicaSync:\n  mode: gossip\n", []string{"replicaSync.mode", "gossip"}},
 		{"replica sync queue order", "replicaSync:\n  queueOrder: global\n  queueYield: -1s\n", []string{"replicaSync.queueOrder", "global", "replicaSync.queueYield"}},
+		{"replica sync negative queue slack", "replicaSync:\n  queueSlack: -5ms\n", []string{"replicaSync.queueSlack", "negative"}},
+		{"replica sync queue slack", "replicaSync:\n  queueSlack: 2ms\n", nil},
 		{"replica sync bad numbers", "replicaSync:\n  queueLength: -1\n  maxBatch: -2\n  snapshotChains: -3\n  orphanTTL: -1s\n",
 			[]string{"replicaSync.queueLength", "replicaSync.maxBatch", "replicaSync.snapshotChains", "replicaSync.orphanTTL"}},
 	}
