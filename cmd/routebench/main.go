@@ -72,6 +72,7 @@ type options struct {
 	queueOrder     string
 	queueSlack     time.Duration
 	syncDelay      time.Duration
+	syncJitter     time.Duration
 }
 
 // program describes routebench for --help and error messages.
@@ -138,6 +139,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.replicas, "replicas", 1, "picker replicas per policy, arrivals spread over them in turn (as a gateway spreads streams)")
 	fs.StringVar(&o.replicaSync, "replica-sync", "off", "on | off: replicas share their decisions' lifecycles (kvpick policies only)")
 	fs.DurationVar(&o.syncDelay, "sync-delay", 5*time.Millisecond, "with -replica-sync on: how long an event takes from one replica to the others")
+	fs.DurationVar(&o.syncJitter, "sync-jitter", 0, "with -replica-sync on: add a uniform random [0, this) to each batch's delay (in order per sender)")
 	fs.DurationVar(&o.queueSlack, "replica-queue-slack", -1, "with -replica-sync on: replicaSync.queueSlack of the kv policies (negative: the default)")
 	fs.StringVar(&o.queueOrder, "replica-queue-order", "", "with -replica-sync on: replicaSync.queueOrder of the kv policies, shared or local (empty: the default, shared)")
 	if err := program.Parse(fs, args, help); err != nil {

@@ -65,7 +65,7 @@ func run(o *options) error {
 		return err
 	}
 	for i := range specs {
-		specs[i] = fleetsim.Replicas(specs[i], fleetsim.ReplicaOptions{N: o.replicas, Sync: o.replicaSync == "on", Delay: o.syncDelay})
+		specs[i] = fleetsim.Replicas(specs[i], fleetsim.ReplicaOptions{N: o.replicas, Sync: o.replicaSync == "on", Delay: o.syncDelay, Jitter: o.syncJitter})
 	}
 	if o.scenario == "brief" {
 		return runBrief(o, fleet, specs)

@@ -2,6 +2,8 @@ package fleetsim
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/admission"
@@ -19,6 +21,12 @@ type ReplicaOptions struct {
 	// Delay is how long an event takes from one replica to the others, in
 	// virtual time (negative: 0).
 	Delay time.Duration
+	// Jitter adds a uniform random [0, Jitter) to each batch's delay, in
+	// order per sender as a stream keeps it. Without it two batches a
+	// replica sends at one virtual time (a prefill done, then the request
+	// its queue released into the room) always arrive together; in real
+	// time the second trails the first, and a peer may act in between.
+	Jitter time.Duration
 }
 
 // Replicas runs spec as o.N replicas: each arrival goes to the next replica
@@ -34,7 +42,8 @@ func Replicas(spec Spec, o ReplicaOptions) Spec {
 	return Spec{Name: spec.Name, Build: func(env Env) (Policy, error) {
 		rp := &replicated{}
 		if o.Sync {
-			rp.bus = &syncBus{delay: max(o.Delay, 0), now: env.Now}
+			rp.bus = &syncBus{delay: max(o.Delay, 0), jitter: max(o.Jitter, 0), now: env.Now,
+				rng: newBusRand(env.Seed)}
 		}
 		for i := range max(o.N, 1) {
 			e := env
@@ -177,12 +186,14 @@ func (t replicaTicket) Done(err error)        { t.Ticket.Done(err); t.r.flush(t.
 // replica sends at virtual time t reaches every other replica at t+delay.
 // Delivery is lazy but exact: the replicas' state is only read when the
 // simulator calls the policy, and every call first delivers what is due by
-// then (the delay is one constant, so the queue is in due order).
+// then (the queue is kept in due order).
 type syncBus struct {
-	delay time.Duration
-	now   func() time.Time
-	reps  []*replicasync.Replica
-	queue []transit
+	delay, jitter time.Duration
+	now           func() time.Time
+	rng           *rand.Rand
+	reps          []*replicasync.Replica
+	queue         []transit         // in due order
+	last          map[int]time.Time // per sender, its last batch's due time
 }
 
 type transit struct {
@@ -212,6 +223,9 @@ func (b *syncBus) deliver() {
 	}
 }
 
+// newBusRand is the bus's jitter source: deterministic per run seed.
+func newBusRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x5eed)) }
+
 // busSender is one replica's Transport onto the bus.
 type busSender struct {
 	b    *syncBus
@@ -219,5 +233,21 @@ type busSender struct {
 }
 
 func (s busSender) Broadcast(evs []replicasync.Event) {
-	s.b.queue = append(s.b.queue, transit{due: s.b.now().Add(s.b.delay), from: s.from, evs: evs})
+	b := s.b
+	due := b.now().Add(b.delay)
+	if b.jitter > 0 {
+		due = due.Add(time.Duration(b.rng.Int64N(int64(b.jitter))))
+		if b.last == nil {
+			b.last = map[int]time.Time{}
+		}
+		if l := b.last[s.from]; due.Before(l) {
+			due = l
+		}
+		b.last[s.from] = due
+	}
+	i := len(b.queue)
+	for i > 0 && b.queue[i-1].due.After(due) {
+		i--
+	}
+	b.queue = slices.Insert(b.queue, i, transit{due: due, from: s.from, evs: evs})
 }

@@ -112,3 +112,43 @@ func TestReplicatedQueueKeyComesFromItsReplica(t *testing.T) {
 		t.Fatalf("a policy without a key gave %d, want 0", got)
 	}
 }
+
+// TestSyncBusJitterKeepsSendersOrder: with jitter, batches arrive after the
+// delay plus up to the jitter, each sender's in the order sent (a stream
+// keeps it), and the bus's queue stays in due order across senders.
+func TestSyncBusJitterKeepsSendersOrder(t *testing.T) {
+	now := time.Unix(0, 0)
+	b := &syncBus{delay: time.Millisecond, jitter: 5 * time.Millisecond, now: func() time.Time { return now },
+		rng: newBusRand(7)}
+	sent := map[int][]time.Time{}
+	for i := range 200 {
+		from := i % 3
+		busSender{b, from}.Broadcast(nil)
+		sent[from] = append(sent[from], now)
+		now = now.Add(300 * time.Microsecond)
+	}
+	last := map[int]time.Time{}
+	seen := map[int]int{}
+	spread := false
+	for i, tr := range b.queue {
+		if i > 0 && tr.due.Before(b.queue[i-1].due) {
+			t.Fatalf("queue out of due order at %d", i)
+		}
+		at := sent[tr.from][seen[tr.from]]
+		seen[tr.from]++
+		if d := tr.due.Sub(at); d < b.delay {
+			t.Fatalf("batch %d due %v after it was sent, under the delay", i, d)
+		} else if d > b.delay+b.jitter { // holding order never pushes past: the sender's previous batch was due earlier
+			t.Fatalf("batch %d due %v after it was sent, past delay and jitter", i, d)
+		} else if d != b.delay {
+			spread = true
+		}
+		if tr.due.Before(last[tr.from]) {
+			t.Fatalf("sender %d's batches reordered", tr.from)
+		}
+		last[tr.from] = tr.due
+	}
+	if !spread {
+		t.Fatal("no batch was delayed past the fixed delay: the jitter did nothing")
+	}
+}
