@@ -20,15 +20,7 @@ type Rank struct {
 }
 
 // Before reports whether a goes before b.
-func (a Rank) Before(b Rank) bool {
-	switch {
-	case a.Priority != b.Priority:
-		return a.Priority > b.Priority
-	case a.Class != b.Class:
-		return a.Class < b.Class
-	}
-	return a.Enqueued.Before(b.Enqueued)
-}
+func (a Rank) Before(b Rank) bool { return a.BeforeBy(b, 0) }
 
 // BeforeBy reports whether a goes before b by a margin: a higher priority, a
 // smaller class, or, when both are equal, enqueued more than slack earlier.

@@ -183,7 +183,8 @@ func (t replicaTicket) Usage(u request.Usage) { t.Ticket.Usage(u); t.r.flush(t.i
 func (t replicaTicket) Done(err error)        { t.Ticket.Done(err); t.r.flush(t.i) }
 
 // syncBus is the in-memory transport between simulated replicas: a batch a
-// replica sends at virtual time t reaches every other replica at t+delay.
+// replica sends at virtual time t reaches every other replica at t+delay
+// (plus up to jitter, never before that sender's previous batch).
 // Delivery is lazy but exact: the replicas' state is only read when the
 // simulator calls the policy, and every call first delivers what is due by
 // then (the queue is kept in due order).
