@@ -108,6 +108,7 @@ type decisionState struct {
 	served     string
 	servedPre  bool // Served arrived before Commit
 	firstToken int
+	atEnd      int // of firstToken, those seen only at a non-streamed response's end
 	progress   int
 	usage      []request.Usage
 	doneCalls  int
@@ -125,7 +126,10 @@ func (d *fakeDecision) Commit() {
 func (d *fakeDecision) Served(ep string) {
 	d.with(func(s *decisionState) { s.served, s.servedPre = ep, s.commits == 0 })
 }
-func (d *fakeDecision) FirstToken()    { d.with(func(s *decisionState) { s.firstToken++ }) }
+func (d *fakeDecision) FirstToken() { d.with(func(s *decisionState) { s.firstToken++ }) }
+func (d *fakeDecision) FirstTokenAtEnd() {
+	d.with(func(s *decisionState) { s.firstToken++; s.atEnd++ })
+}
 func (d *fakeDecision) Progress(n int) { d.with(func(s *decisionState) { s.progress = n }) }
 func (d *fakeDecision) Usage(u request.Usage) {
 	d.with(func(s *decisionState) { s.usage = append(s.usage, u) })

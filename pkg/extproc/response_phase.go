@@ -9,6 +9,7 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -17,6 +18,7 @@ type responseState struct {
 	gotHeaders bool
 	status     int
 	scanner    *request.StreamScanner // nil unless the response is a 2xx
+	sse        bool                   // the response streams (text/event-stream): its first token is timed
 	servedSeen bool
 	firstToken bool
 	tokens     int
@@ -40,7 +42,8 @@ func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) error {
 	hs := headerMap(h.GetHeaders())
 	st.resp.status, _ = strconv.Atoi(hs[":status"])
 	if st.resp.status >= 200 && st.resp.status < 300 {
-		st.resp.scanner = request.NewStreamScanner(strings.HasPrefix(hs["content-type"], "text/event-stream"))
+		st.resp.sse = strings.HasPrefix(hs["content-type"], "text/event-stream")
+		st.resp.scanner = request.NewStreamScanner(st.resp.sse)
 	}
 	if err := st.send(&extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{
 		ResponseHeaders: &extprocv3.HeadersResponse{}}}); err != nil {
@@ -116,7 +119,11 @@ func (st *stream) apply(ev request.Events) {
 	}
 	if ev.FirstToken && !st.resp.firstToken {
 		st.resp.firstToken = true
-		st.dec.FirstToken()
+		if end, ok := st.dec.(route.FirstTokenAtEnd); ok && !st.resp.sse {
+			end.FirstTokenAtEnd()
+		} else {
+			st.dec.FirstToken()
+		}
 		telemetry.ExtprocTTFT.WithLabelValues(st.model).Observe(time.Since(st.start).Seconds())
 		telemetry.CompatFirstToken(st.model, time.Since(st.start))
 	}

@@ -34,7 +34,7 @@ func TestResponseLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := waitDone(t, h.router.allDecisions()[0])
-		if d.doneCalls != 1 || d.doneErr != nil || d.firstToken != 1 || d.served != "10.0.0.2:8000" ||
+		if d.doneCalls != 1 || d.doneErr != nil || d.firstToken != 1 || d.atEnd != 0 || d.served != "10.0.0.2:8000" ||
 			d.commits != 1 || d.servedPre {
 			t.Fatalf("mode %d: lifecycle = %+v", mode, d)
 		}
@@ -76,6 +76,10 @@ func TestResponseStatusAndShapes(t *testing.T) {
 			d := waitDone(t, h.router.allDecisions()[0])
 			if d.doneCalls != 1 || (d.doneErr != nil) != tc.wantErr || d.served != "" {
 				t.Fatalf("lifecycle = %+v", d)
+			}
+			// A JSON body's first token is its end: the prefill is done, but no time to first token to learn from.
+			if tc.status == 200 && (d.firstToken != 1 || d.atEnd != 1) {
+				t.Fatalf("non-streamed first token: %d, at the end %d; want 1 and 1", d.firstToken, d.atEnd)
 			}
 		})
 	}

@@ -43,5 +43,13 @@ type Decision interface {
 	Done(err error)                // end of response (nil) or failure/cancel (non-nil)
 }
 
+// FirstTokenAtEnd is implemented by a Decision that tells a first token
+// seen only at the response's end (a response not streamed) from one seen
+// when it came: the prefill is done either way, but the end's time is the
+// whole generation, not a time to first token, and must not teach a rate.
+type FirstTokenAtEnd interface {
+	FirstTokenAtEnd()
+}
+
 // HeaderValue is one request header the Decision wants set.
 type HeaderValue struct{ Key, Value string }

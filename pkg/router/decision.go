@@ -80,14 +80,25 @@ func (d *Decision) Served(endpoint string) {
 	}
 }
 
-// FirstToken marks the prefill done.
-func (d *Decision) FirstToken() {
+// The ext_proc stream finds the untimed first token through this interface.
+var _ route.FirstTokenAtEnd = (*Decision)(nil)
+
+// FirstToken marks the prefill done, at the first token's time.
+func (d *Decision) FirstToken() { d.firstToken(true) }
+
+// FirstTokenAtEnd marks the prefill done when the first token was seen only
+// with the whole response (route.FirstTokenAtEnd): no rate learns from it.
+func (d *Decision) FirstTokenAtEnd() { d.firstToken(false) }
+
+func (d *Decision) firstToken(timed bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.done && d.committed {
 		now := d.r.deps.Now()
 		d.handle.PrefillDone(now)
-		d.learnFirst(now)
+		if timed {
+			d.learnFirst(now)
+		}
 		d.r.publishActive(d.handle.Endpoint())
 		if d.syncID != 0 {
 			d.r.deps.Sync.PrefillDone(d.syncID)

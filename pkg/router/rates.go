@@ -85,15 +85,17 @@ func (d *Decision) learnProgress(tokens int, now time.Time) {
 	}
 }
 
-// learnUsage feeds the first-token observation with the engine's own
-// prompt and cached counts, and the output length.
+// learnUsage feeds the first-token observation, if timed, with the engine's
+// own prompt and cached counts, and the output length.
 func (d *Decision) learnUsage(prompt, cached, completion int) {
 	e := d.expect
-	if e == nil || e.ttft <= 0 {
+	if e == nil {
 		return
 	}
 	l := d.r.rates.learner
-	l.ObserveTTFT(d.handle.Endpoint(), costmodel.TTFT{Observed: e.ttft, Predicted: e.pred.TTFT,
-		QueuedTokens: e.pred.QueuedTokens, PromptTokens: prompt, CachedTokens: cached, StepSeconds: e.pred.StepSeconds})
+	if e.ttft > 0 { // a timed first token (not one seen only at a non-streamed response's end)
+		l.ObserveTTFT(d.handle.Endpoint(), costmodel.TTFT{Observed: e.ttft, Predicted: e.pred.TTFT,
+			QueuedTokens: e.pred.QueuedTokens, PromptTokens: prompt, CachedTokens: cached, StepSeconds: e.pred.StepSeconds})
+	}
 	l.ObserveOutput(completion)
 }

@@ -59,3 +59,39 @@ func TestLifecycleTeachesRates(t *testing.T) {
 		t.Errorf("output length learned %.0f, want near 50", rs.OutputTokens)
 	}
 }
+
+// TestUntimedFirstTokenTeachesNoPrefillRate: a response that is not streamed
+// shows its first token only at its end; that time is the whole generation,
+// and learning from it would take the prefill rate down with every decode
+// step (a soak run, a third of its requests unstreamed, learned 7,800-10,000
+// tokens/s for engines running 12,000). The output length still counts.
+func TestUntimedFirstTokenTeachesNoPrefillRate(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	const prompt = 8000
+	for i := range 200 {
+		p, err := f.r.Prepare(context.Background(), input(words("q", 1000+i), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.r.Decide(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.mu.Lock()
+		took := 0.02 + 4*float64(prompt)/15928 // four times the prefill time
+		f.now = f.now.Add(time.Duration(took * float64(time.Second)))
+		f.mu.Unlock()
+		d.FirstTokenAtEnd()
+		d.Usage(request.Usage{PromptTokens: prompt, CompletionTokens: 50})
+		d.Done(nil)
+	}
+	for _, e := range f.set.Snapshot().List {
+		r := f.r.Learner().Rates(e.Key())
+		if r.PrefillTokensPerSec != 0 && r.PrefillTokensPerSec != 15928 {
+			t.Errorf("%s learned a prefill rate of %.0f tokens/s from untimed first tokens", e.Key(), r.PrefillTokensPerSec)
+		}
+		if r.OutputTokens > 60 {
+			t.Errorf("%s: output length learned %.0f, want near 50", e.Key(), r.OutputTokens)
+		}
+	}
+}
