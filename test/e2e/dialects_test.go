@@ -103,13 +103,18 @@ func (f *fleet) waitMetric(t *testing.T, name string, ok func(float64) bool, wha
 func followsCache(t *testing.T, f *fleet, extra string) {
 	t.Helper()
 	c := testutil.DialPicker(t, f.grpc)
+	before := map[string]float64{}
+	for _, port := range f.ports { // every publisher heard first (a probe each): see heard
+		f.heard(t, port, "m")
+		before[fmt.Sprintf("127.0.0.1:%d", port)] = f.metric(t, storedMetric(port))
+	}
 	shared := words("s", 600)
 	first := sendBody(t, c, shared+words("q", 20), extra)
 	if first.Status != 200 {
 		t.Fatalf("status %d: %s", first.Status, first.Body)
 	}
 	f.waitMetric(t, `kvpick_kvevents_events_total{endpoint="`+first.Endpoint+`",type="BlockStored"}`,
-		func(v float64) bool { return v > 0 }, "no BlockStored reached kvpick")
+		func(v float64) bool { return v > before[first.Endpoint] }, "no BlockStored of the first request reached kvpick")
 	for i := 0; i < 5; i++ {
 		res := sendBody(t, c, shared+words(fmt.Sprintf("r%d", i), 20), extra)
 		if res.Status != 200 || res.Endpoint != first.Endpoint {

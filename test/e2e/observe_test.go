@@ -28,23 +28,33 @@ func direct(t *testing.T, port int, model, prompt string) {
 	}
 }
 
-// warmDirect sends prompt straight to the modelsim on port once kvpick
-// hears its events, and waits until that prompt's stores arrived: a ZMQ
-// subscriber misses what is published before it has joined, however early
-// kvpick dialled, and an engine stores a cached prefix only once, so unrelated
-// probes go first until one of them is heard.
-func (f *fleet) warmDirect(t *testing.T, port int, model, prompt string) {
+// heard sends unrelated probes straight to the modelsim on port until
+// kvpick hears one's stores: a ZMQ subscriber misses what is published
+// before it has joined, however early kvpick dialled, and an engine stores a
+// cached prefix only once, so a test's own prompt must wait for this.
+func (f *fleet) heard(t *testing.T, port int, model string) {
 	t.Helper()
-	ep := fmt.Sprintf("127.0.0.1:%d", port)
-	stored := `kvpick_kvevents_events_total{endpoint="` + ep + `",type="BlockStored"}`
+	stored := storedMetric(port)
 	deadline := time.Now().Add(20 * time.Second)
 	for i := 0; f.metric(t, stored) == 0; i++ {
 		if time.Now().After(deadline) {
-			t.Fatalf("no BlockStored from %s reached kvpick", ep)
+			t.Fatalf("no BlockStored from 127.0.0.1:%d reached kvpick", port)
 		}
 		direct(t, port, model, words(fmt.Sprintf("probe%d", i), 40))
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func storedMetric(port int) string {
+	return fmt.Sprintf(`kvpick_kvevents_events_total{endpoint="127.0.0.1:%d",type="BlockStored"}`, port)
+}
+
+// warmDirect sends prompt straight to the modelsim on port once kvpick
+// hears its events, and waits until that prompt's stores arrived.
+func (f *fleet) warmDirect(t *testing.T, port int, model, prompt string) {
+	t.Helper()
+	f.heard(t, port, model)
+	stored := storedMetric(port)
 	before := f.metric(t, stored)
 	direct(t, port, model, prompt)
 	f.waitMetric(t, stored, func(v float64) bool { return v > before }, "the prompt's stores never arrived")
