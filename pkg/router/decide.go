@@ -133,12 +133,20 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	return d, nil
 }
 
-// logDecision says why a decision went where it did (never the prompt).
+// logDecision says why a decision went where it did (never the prompt), and
+// what this replica's view of the primary was: the prefill it counted ahead
+// of the request, the batch it joins and the time to first token the time
+// model predicted there, so decisions of replicas with different views can
+// be compared line by line.
 func logDecision(log logr.Logger, d *Decision, res *scheduler.Result) {
 	kv := []any{"endpoints", d.endpoints, "promptTokens", d.p.Req.PromptTokens, "blocks", d.p.Req.Blocks,
 		"cachedBlocks", d.cachedBlocks, "pinned", res.Pinned}
 	if len(res.Scores) > 0 && len(res.Order) > 0 {
 		kv = append(kv, "score", res.Scores[res.Order[0]])
+	}
+	if e := d.expect; e != nil {
+		kv = append(kv, "queuedTokens", e.pred.QueuedTokens, "running", e.pred.Running,
+			"predictedTTFTSeconds", e.pred.TTFT)
 	}
 	log.Info("decision", kv...)
 }

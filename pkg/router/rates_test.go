@@ -3,10 +3,16 @@ package router
 import (
 	"context"
 	"math"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
+
 	"github.com/kvpick/kvpick/pkg/request"
+	"github.com/kvpick/kvpick/pkg/scheduler"
 )
 
 // TestLifecycleTeachesRates: an endpoint whose first tokens come four times
@@ -92,6 +98,38 @@ func TestUntimedFirstTokenTeachesNoPrefillRate(t *testing.T) {
 		}
 		if r.OutputTokens > 60 {
 			t.Errorf("%s: output length learned %.0f, want near 50", e.Key(), r.OutputTokens)
+		}
+	}
+}
+
+// TestDecisionLogShowsTheView: the V(2) decision line carries what this
+// replica's view predicted on the primary, so two replicas' decisions can be
+// compared: the prefill it counted ahead and the predicted time to first token.
+func TestDecisionLogShowsTheView(t *testing.T) {
+	f := newFixture(t, 2, nil)
+	for i := range 2 {
+		p, err := f.r.Prepare(context.Background(), input(words("q", 2000+i), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.r.Decide(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var line string
+		log := funcr.New(func(_, args string) { line = args }, funcr.Options{Verbosity: 2})
+		logDecision(log, d, &scheduler.Result{})
+		for _, want := range []string{`"queuedTokens"=`, `"running"=`} {
+			if !strings.Contains(line, want) {
+				t.Fatalf("decision line %s lacks %s", line, want)
+			}
+		}
+		m := regexp.MustCompile(`"predictedTTFTSeconds"=([0-9.e+-]+)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("decision line %s lacks the predicted TTFT", line)
+		}
+		if v, err := strconv.ParseFloat(m[1], 64); err != nil || v <= 0 {
+			t.Fatalf("decision line %s predicts %q for a 2,000-word prompt", line, m[1])
 		}
 	}
 }
