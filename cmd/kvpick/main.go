@@ -61,7 +61,7 @@ func main() {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "metrics and health HTTP address (config: server.metricsAddr, default :9090)")
 	fs.BoolVar(&o.plaintext, "plaintext", false, "serve gRPC without TLS (config: server.plaintext)")
 	fs.StringVar(&o.pool, "pool", "default", "pool name used in metric labels")
-	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision, 2 adds why (cached blocks, score, session pin)")
+	fs.IntVar(&o.verbosity, "v", 0, "log verbosity: 1 logs every decision, 2 adds why (cached blocks, score, session pin, the primary's queued prefill, running and predicted TTFT)")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective configuration and exit")
 	fs.StringVar(&o.readyFile, "ready-file", "", `once listening, write the bound addresses to this file as JSON {"grpc":..., "metrics":...} (for :0 ports)`)
 	fs.StringVar(&o.peers, "peers", "", "replica sync: the other replicas' peer addresses, host:port,... (config: replicaSync.peers; this replica's own may be listed)")
