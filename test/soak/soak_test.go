@@ -133,8 +133,8 @@ func runSampled(t *testing.T, f *fleet, load *testutil.Load, every time.Duration
 }
 
 // saveMetrics keeps each replica's and each sim's /metrics page after the
-// load as metrics-replica-N.txt and metrics-sim-N.txt beside the summary,
-// and returns them: the counters a run's numbers need explaining by (queue
+// load as metrics-replica-N.txt and metrics-sim-N.txt beside the summary
+// (and each replica's log as kvpick-N.log), and returns the pages: the counters a run's numbers need explaining by (queue
 // holds, events dropped or missed, each engine's requests and its own TTFT)
 // are there.
 func saveMetrics(t *testing.T, dir string, f *fleet) (pickers, engines []string) {
@@ -150,6 +150,10 @@ func saveMetrics(t *testing.T, dir string, f *fleet) (pickers, engines []string)
 	}
 	for i, p := range f.pickers {
 		pickers = append(pickers, save(fmt.Sprintf("metrics-replica-%d.txt", i), p.Metrics))
+		// Its log too: with -soak.picker-args="-v 2" every decision and the view it was made on.
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("kvpick-%d.log", i)), []byte(p.Proc.Output()), 0o644); err != nil {
+			t.Errorf("kvpick-%d.log: %v", i, err)
+		}
 	}
 	for i, s := range f.sims {
 		engines = append(engines, save(fmt.Sprintf("metrics-sim-%d.txt", i), fmt.Sprintf("127.0.0.1:%d", s.Port)))
