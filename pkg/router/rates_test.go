@@ -25,14 +25,7 @@ func TestLifecycleTeachesRates(t *testing.T) {
 	const prompt = 8000 // tokens of prompt the engine reports, none cached
 	slow := ""
 	for i := range 200 {
-		p, err := f.r.Prepare(context.Background(), input(words("q", 1000+i), nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := f.r.Decide(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := f.decide(t, words("q", 1000+i))
 		ep := d.Endpoints()[0]
 		if slow == "" {
 			slow = ep
@@ -41,9 +34,7 @@ func TestLifecycleTeachesRates(t *testing.T) {
 		if ep == slow {
 			took = 0.02 + 4*float64(prompt)/15928
 		}
-		f.mu.Lock()
-		f.now = f.now.Add(time.Duration(took * float64(time.Second)))
-		f.mu.Unlock()
+		f.advance(time.Duration(took * float64(time.Second)))
 		d.FirstToken()
 		d.Usage(request.Usage{PromptTokens: prompt, CompletionTokens: 50})
 		d.Done(nil)
@@ -75,18 +66,9 @@ func TestUntimedFirstTokenTeachesNoPrefillRate(t *testing.T) {
 	f := newFixture(t, 2, nil)
 	const prompt = 8000
 	for i := range 200 {
-		p, err := f.r.Prepare(context.Background(), input(words("q", 1000+i), nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := f.r.Decide(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.mu.Lock()
+		d := f.decide(t, words("q", 1000+i))
 		took := 0.02 + 4*float64(prompt)/15928 // four times the prefill time
-		f.now = f.now.Add(time.Duration(took * float64(time.Second)))
-		f.mu.Unlock()
+		f.advance(time.Duration(took * float64(time.Second)))
 		d.FirstTokenAtEnd()
 		d.Usage(request.Usage{PromptTokens: prompt, CompletionTokens: 50})
 		d.Done(nil)
@@ -108,14 +90,7 @@ func TestUntimedFirstTokenTeachesNoPrefillRate(t *testing.T) {
 func TestDecisionLogShowsTheView(t *testing.T) {
 	f := newFixture(t, 2, nil)
 	for i := range 2 {
-		p, err := f.r.Prepare(context.Background(), input(words("q", 2000+i), nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := f.r.Decide(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := f.decide(t, words("q", 2000+i))
 		var line string
 		log := funcr.New(func(_, args string) { line = args }, funcr.Options{Verbosity: 2})
 		logDecision(log, d, &scheduler.Result{})
@@ -132,4 +107,18 @@ func TestDecisionLogShowsTheView(t *testing.T) {
 			t.Fatalf("decision line %s predicts %q for a 2,000-word prompt", line, m[1])
 		}
 	}
+}
+
+// decide prepares and decides a request for prompt, failing the test on error.
+func (f *fixture) decide(t *testing.T, prompt string) *Decision {
+	t.Helper()
+	p, err := f.r.Prepare(context.Background(), input(prompt, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.r.Decide(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
