@@ -344,3 +344,82 @@ var poolSeq atomic.Int64
 // uniquePool names a metrics pool for one test run, so counters read by a
 // test start at zero even with -count > 1.
 func uniquePool(name string) string { return fmt.Sprintf("%s-%d", name, poolSeq.Add(1)) }
+
+// Notify returns before the pass it asks for has run: the pass runs on the
+// queue's goroutine, not on the response or peer stream that freed capacity.
+func TestNotifyReturnsBeforeThePass(t *testing.T) {
+	var blocking atomic.Bool
+	inPass, unblock := make(chan struct{}, 1), make(chan struct{})
+	q := NewQueue[string](Options{Pool: uniquePool("t-async")}, func(it *Item[string]) bool {
+		if !blocking.Load() {
+			return false
+		}
+		select {
+		case inPass <- struct{}{}:
+		default:
+		}
+		<-unblock
+		return true
+	})
+	out := make(chan result, 1)
+	admitAsync(t, context.Background(), q, item("a", 0), out)
+	blocking.Store(true)
+	returned := make(chan struct{})
+	go func() { q.Notify(); close(returned) }()
+	select {
+	case <-inPass:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no release pass ran after Notify")
+	}
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Notify waited for the release pass")
+	}
+	close(unblock)
+	if r := recv(t, out); r.err != nil {
+		t.Fatalf("admit after the pass: %v", r.err)
+	}
+}
+
+// An arrival to a queue whose items were all refused on the capacity there
+// is now asks canDispatch about itself only, and still goes past them when
+// it can (no head of line); a later Notify releases the rest in order.
+func TestArrivalAsksOnlyItself(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	free := map[string]bool{}
+	q := NewQueue[string](Options{Pool: uniquePool("t-arrival")}, func(it *Item[string]) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, it.Value)
+		ok := free[it.Value] || free["*"]
+		free["*"] = false
+		return ok
+	})
+	out := make(chan result, 4)
+	for _, n := range []string{"a", "b", "c"} {
+		admitAsync(t, context.Background(), q, item(n, 0), out)
+	}
+	mu.Lock()
+	asked, free["d"] = nil, true
+	mu.Unlock()
+	if err := q.Admit(context.Background(), item("d", 0)); err != nil {
+		t.Fatalf("arrival that can go: %v", err)
+	}
+	mu.Lock()
+	if got := fmt.Sprint(asked); got != "[d]" {
+		t.Errorf("arrival asked %s, want [d] (the waiting items were refused on this capacity already)", got)
+	}
+	free["*"] = true // room for one: the oldest takes it
+	mu.Unlock()
+	q.Notify()
+	if r := recv(t, out); r.name != "a" {
+		t.Fatalf("%s went first after Notify, want a", r.name)
+	}
+	noResult(t, out)
+	q.Close()
+	for range 2 {
+		recv(t, out)
+	}
+}
