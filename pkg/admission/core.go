@@ -114,10 +114,8 @@ func (c *Core[T]) Push(it *Item[T], now time.Time) (evicted *Item[T], err error)
 
 // Arrive is the arrival step Queue.Admit runs, for a simulator to mirror:
 // TryNow, else Push. After a push the caller must run Release(now,
-// canDispatch), or ReleaseArrival for the pushed item when every capacity
-// change since the last pass brought a Release (Queue's case), so an arrival
-// that can go although older items cannot is not held until the next
-// capacity change.
+// canDispatch), as Queue does, so an arrival that can go although older items
+// cannot is not held until the next capacity change.
 func (c *Core[T]) Arrive(it *Item[T], now time.Time, canDispatch func(*Item[T]) bool) (dispatched bool, evicted *Item[T], err error) {
 	if c.TryNow(it, canDispatch) {
 		return true, nil, nil

@@ -56,27 +56,6 @@ func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Ite
 	return out
 }
 
-// ReleaseArrival asks canDispatch about it alone, an item just pushed, and
-// removes it when it passes: the arrival step of a queue whose other items
-// were all refused on the capacity there is now (any change since would have
-// brought a Release). It answers what a whole Release pass would for it at a
-// fraction of the cost, and keeps the no-head-of-line rule: an arrival that
-// can go does not wait behind older items that cannot. Reports false, with
-// it left queued, when it is past its deadline or canDispatch refuses it.
-func (c *Core[T]) ReleaseArrival(now time.Time, it *Item[T], canDispatch func(*Item[T]) bool) bool {
-	if it == nil || it.owner != c || canDispatch == nil || !now.Before(it.deadline) {
-		return false
-	}
-	c.pass = passes.Add(1)
-	defer func() { c.pass = 0 }()
-	if !canDispatch(it) {
-		return false
-	}
-	c.unlink(it)
-	c.compact()
-	return true
-}
-
 // Expire removes and returns the items whose deadline (push time + MaxWait) is
 // at or before now, in priority order then FIFO; the caller answers them 429
 // queue_timeout. Cost is proportional to the items returned plus the number of

@@ -243,7 +243,18 @@ func (s *sim) enqueue(queue *admission.Core[*queued], q *queued) {
 		s.reject(evicted.Value.id, apierr.New(429, apierr.TypeShed, "shed"))
 	}
 	s.events.push(event{at: it.Deadline().Sub(epoch), kind: evExpire})
+	// As in the real queue, an arrival brings a release pass: it goes at once
+	// if it can although the requests before it cannot (no head of line), and
+	// those before it are asked again too, in order: what admits them is not
+	// only capacity freeing (which brings a pass of its own) but also the
+	// index (a prefix cached since makes a request warm, judged at the
+	// affinity threshold). Asking the arrival alone had kv's burst p95 at
+	// 0.93 s against 0.76 s at seed 1.
+	s.releaseQueue(queue)
 }
+
+// admissible is the queue's predicate: the policy's admission rule.
+func (s *sim) admissible(it *admission.Item[*queued]) bool { return s.pol.Admissible(it.Value.p) }
 
 // release dispatches every queued request the policy now admits. Several
 // queues (one per picker replica) take turns being first, and each one's
@@ -263,9 +274,7 @@ func (s *sim) releaseQueue(queue *admission.Core[*queued]) {
 	if queue.Len() == 0 {
 		return
 	}
-	items := queue.Release(s.clock(), func(it *admission.Item[*queued]) bool {
-		return s.pol.Admissible(it.Value.p)
-	})
+	items := queue.Release(s.clock(), s.admissible)
 	for _, it := range items {
 		q := it.Value
 		s.dispatch(q.id, q.p, q.tokens)

@@ -233,3 +233,47 @@ func TestCheckStepCatchesBrokenLimits(t *testing.T) {
 		t.Errorf("want 2 violations (sequences, tokens), got %v", s.check.errors)
 	}
 }
+
+// shortsPass admits a prompt under 100 tokens at any time and a longer one
+// only while nothing is in flight: a queue of long prompts that cannot go
+// and short arrivals that can.
+type shortsPass struct{ *cycle }
+
+func (s shortsPass) Admissible(p Pending) bool {
+	return p.PromptTokens() < 100 || s.inFlight == 0
+}
+
+// An arrival that can go goes at once although requests queued before it
+// cannot (no head of line), as in the real queue; it does not wait for the
+// next capacity change.
+func TestArrivalPassesAQueueThatCannotGo(t *testing.T) {
+	req := func(id int, at time.Duration, n int) workload.Request {
+		return workload.Request{ID: id, Arrival: at, Segments: []workload.Segment{{ID: uint64(id + 1), Len: n}}, Output: 50}
+	}
+	w := workload.Merge("arrival", []workload.Request{
+		req(0, 0, 4000),                // in flight: the long prompts after it wait
+		req(1, time.Millisecond, 4000), // queued
+		req(2, 2*time.Millisecond, 50), // can go
+	})
+	var c *cycle
+	spec := cycleSpec(t, 1, &c)
+	build := spec.Build
+	spec.Build = func(env Env) (Policy, error) {
+		p, err := build(env)
+		return shortsPass{p.(*cycle)}, err
+	}
+	res, err := Run(small(2), &w, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) > 0 {
+		t.Fatalf("violations: %v", res.Violations)
+	}
+	long, short := res.Records[1], res.Records[2]
+	if !long.Queued || long.Dispatch <= short.Dispatch {
+		t.Errorf("long prompt: queued %v, dispatched at %v; want queued and after the short one (%v)", long.Queued, long.Dispatch, short.Dispatch)
+	}
+	if short.Dispatch != short.Arrival {
+		t.Errorf("short prompt dispatched at %v, arrived at %v: it waited behind a request that could not go", short.Dispatch, short.Arrival)
+	}
+}
