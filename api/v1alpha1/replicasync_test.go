@@ -12,7 +12,7 @@ func TestReplicaSyncDefaultsKeepUserValues(t *testing.T) {
 	c := Default()
 	if c.ReplicaSync.Mode != ReplicaSyncOff || c.ReplicaSync.QueueLength != 8192 || c.ReplicaSync.OrphanTTL.Duration != 300*time.Second ||
 		c.ReplicaSync.QueueOrder != QueueOrderShared || c.ReplicaSync.QueueYield.Duration != 500*time.Millisecond ||
-		c.ReplicaSync.QueueSlack.Duration != 10*time.Millisecond {
+		c.ReplicaSync.QueueSlack.Duration != 5*time.Millisecond {
 		t.Fatalf("defaults: %+v", c.ReplicaSync)
 	}
 	u := &Config{ReplicaSync: ReplicaSync{Mode: ReplicaSyncPeers, QueueLength: 5, MaxBatch: 7, OrphanTTL: D(time.Minute), SnapshotChains: 9,

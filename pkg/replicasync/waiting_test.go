@@ -19,7 +19,7 @@ func at(e Event, endpoint string) Event { e.Endpoint = endpoint; return e }
 // TestAheadFollowsPeersWaits: which of B's requests a peer's waiting ones go
 // before, and when a wait ends.
 func TestAheadFollowsPeersWaits(t *testing.T) {
-	mine := admission.Rank{Class: 20, Enqueued: t0.Add(50 * time.Millisecond)} // the default queueSlack is 10ms
+	mine := admission.Rank{Class: 20, Enqueued: t0.Add(50 * time.Millisecond)} // the default queueSlack is 5ms
 	cases := []struct {
 		name     string
 		evs      []Event
@@ -32,8 +32,8 @@ func TestAheadFollowsPeersWaits(t *testing.T) {
 		{"nothing waits", nil, "m", "", false, mine, false},
 		{"smaller class waits", []Event{waitEv(1, 1, "m", 19, 9)}, "m", "", false, mine, true},
 		{"larger class waits", []Event{waitEv(1, 1, "m", 21, 0)}, "m", "", false, mine, false},
-		{"same class, queued more than the slack earlier", []Event{waitEv(1, 1, "m", 20, 39)}, "m", "", false, mine, true},
-		{"same class, queued within the slack earlier", []Event{waitEv(1, 1, "m", 20, 41)}, "m", "", false, mine, false},
+		{"same class, queued more than the slack earlier", []Event{waitEv(1, 1, "m", 20, 44)}, "m", "", false, mine, true},
+		{"same class, queued within the slack earlier", []Event{waitEv(1, 1, "m", 20, 46)}, "m", "", false, mine, false},
 		{"same class, queued later", []Event{waitEv(1, 1, "m", 20, 90)}, "m", "", false, mine, false},
 		{"smaller class, queued a moment earlier", []Event{waitEv(1, 1, "m", 19, 49)}, "m", "", false, mine, true},
 		{"another model's wait does not hold this one", []Event{waitEv(1, 1, "other", 1, 0)}, "m", "", false, mine, false},
