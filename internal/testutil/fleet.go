@@ -84,13 +84,20 @@ func (s *Sim) pub() string    { return fmt.Sprintf("tcp://127.0.0.1:%d", s.PubPo
 func (s *Sim) replay() string { return fmt.Sprintf("tcp://127.0.0.1:%d", s.ReplayPort) }
 
 // WriteEndpoints writes a standalone endpoints file listing sims.
-func WriteEndpoints(t testing.TB, path string, sims []*Sim) {
+func WriteEndpoints(t testing.TB, path string, sims []*Sim) { WriteEndpointsWith(t, path, sims, "") }
+
+// WriteEndpointsWith is WriteEndpoints with extra YAML flow-map fields for
+// every endpoint (e.g. "capacity: {maxBatchedTokens: 32768}"); "" adds none.
+func WriteEndpointsWith(t testing.TB, path string, sims []*Sim, extra string) {
 	t.Helper()
+	if extra != "" {
+		extra = ", " + extra
+	}
 	var b strings.Builder
 	b.WriteString("endpoints:\n")
 	for _, s := range sims {
-		fmt.Fprintf(&b, "- {name: %s, address: 127.0.0.1, port: %d, models: [m], kvEvents: %q, kvEventsReplay: %q}\n",
-			s.Name, s.Port, s.pub(), s.replay())
+		fmt.Fprintf(&b, "- {name: %s, address: 127.0.0.1, port: %d, models: [m], kvEvents: %q, kvEventsReplay: %q%s}\n",
+			s.Name, s.Port, s.pub(), s.replay(), extra)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,8 @@ var (
 	synced    = flag.Bool("soak.sync", false, "sync the replicas (replica sync over loopback, shared secret; each lists all)")
 	order     = flag.String("soak.queue-order", "", "replicaSync.queueOrder of the synced replicas (local or shared; empty: the default)")
 	simArgs   = flag.String("soak.sim-args", "", "extra modelsim flags, space-separated, after the soak's own (e.g. a lower --prefill-rate, so the fleet queues)")
+	slack     = flag.Duration("soak.queue-slack", 0, "replicaSync.queueSlack of the synced replicas (0: the default)")
+	batched   = flag.Int("soak.max-batched", 0, "each modelsim's max_num_batched_tokens, also stated as the endpoints' capacity.maxBatchedTokens (0: modelsim's default, 8192, not stated)")
 )
 
 // clientTimeout bounds one request at the load generator.
@@ -93,12 +95,20 @@ func startFleet(t *testing.T) *fleet {
 	t.Helper()
 	var ss []*testutil.Sim
 	for i := range *sims {
-		args := append([]string{"--seed", strconv.Itoa(i), "--step-overhead", "1ms",
-			"--prefill-rate", "400000", "--num-gpu-blocks", strconv.Itoa(*gpuBlocks)}, strings.Fields(*simArgs)...)
+		args := []string{"--seed", strconv.Itoa(i), "--step-overhead", "1ms",
+			"--prefill-rate", "400000", "--num-gpu-blocks", strconv.Itoa(*gpuBlocks)}
+		if *batched > 0 {
+			args = append(args, "--max-num-batched-tokens", strconv.Itoa(*batched))
+		}
+		args = append(args, strings.Fields(*simArgs)...)
 		ss = append(ss, testutil.StartSim(t, fmt.Sprintf("sim-%d", i), args...))
 	}
 	eps := filepath.Join(t.TempDir(), "endpoints.yaml")
-	testutil.WriteEndpoints(t, eps, ss)
+	extra := ""
+	if *batched > 0 { // vLLM's metrics do not carry the step budget: the picker reads it here
+		extra = fmt.Sprintf("capacity: {maxBatchedTokens: %d}", *batched)
+	}
+	testutil.WriteEndpointsWith(t, eps, ss, extra)
 	f := &fleet{sims: ss}
 	peerArgs := syncConfigs(t, *replicas)
 	for i := range *replicas {
@@ -216,6 +226,9 @@ func syncConfigs(t *testing.T, n int) [][]string {
 		body := fmt.Sprintf("replicaSync:\n  mode: peers\n  listenAddr: %s\n  secretFile: secret\n", addrs[i])
 		if *order != "" {
 			body += fmt.Sprintf("  queueOrder: %s\n", *order)
+		}
+		if *slack > 0 {
+			body += fmt.Sprintf("  queueSlack: %s\n", *slack)
 		}
 		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
