@@ -255,8 +255,7 @@ func TestArrivalPassesAQueueThatCannotGo(t *testing.T) {
 		req(1, time.Millisecond, 4000), // queued
 		req(2, 2*time.Millisecond, 50), // can go
 	})
-	var c *cycle
-	spec := cycleSpec(t, 1, &c)
+	spec := cycleSpec(t, 1, nil)
 	build := spec.Build
 	spec.Build = func(env Env) (Policy, error) {
 		p, err := build(env)
