@@ -10,8 +10,8 @@ import (
 
 // Queue is the real-time admission queue around a Core: Admit blocks the
 // calling goroutine until its request is dispatched or turned away. One timer
-// per Queue enforces MaxWait; no goroutine is started per request. Safe for
-// concurrent use.
+// per Queue enforces MaxWait, and at most one goroutine at a time runs release
+// passes (drain, started by Notify when none runs). Safe for concurrent use.
 type Queue[T any] struct {
 	mu          sync.Mutex
 	core        *Core[T]
