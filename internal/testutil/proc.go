@@ -44,6 +44,20 @@ func Binary(t testing.TB, name string) string {
 	return out
 }
 
+// RunRemovingBinaries runs a package's tests (call it from TestMain) and
+// then deletes the binaries Binary built: each test process builds its own
+// (about 150 MB per package), and left behind they fill a runner's disk.
+func RunRemovingBinaries(m *testing.M) int {
+	code := m.Run()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if buildDir != "" {
+		os.RemoveAll(buildDir) //nolint:errcheck // best effort: a leftover is only disk
+		buildDir, built = "", map[string]string{}
+	}
+	return code
+}
+
 // Proc is a running process whose combined output is scanned for lines.
 type Proc struct {
 	Cmd   *exec.Cmd

@@ -69,7 +69,7 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	}
 	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
 	if env.Bus != nil {
-		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Now,
+		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Bus.clock(env.Now),
 			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration,
 			MaxWait: cfg.Admission.MaxQueueWait.Duration})
 		if err != nil {

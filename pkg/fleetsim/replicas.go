@@ -187,7 +187,8 @@ func (t replicaTicket) Done(err error)        { t.Ticket.Done(err); t.r.flush(t.
 // (plus up to jitter, never before that sender's previous batch).
 // Delivery is lazy but exact: the replicas' state is only read when the
 // simulator calls the policy, and every call first delivers what is due by
-// then (the queue is kept in due order).
+// then (the queue is kept in due order), each batch applied at its due time
+// on the replicas' clock (see clock).
 type syncBus struct {
 	delay, jitter time.Duration
 	now           func() time.Time
@@ -195,6 +196,21 @@ type syncBus struct {
 	reps          []*replicasync.Replica
 	queue         []transit         // in due order
 	last          map[int]time.Time // per sender, its last batch's due time
+	applying      time.Time         // the due time of the batch being applied (zero: none)
+}
+
+// clock is a replica's clock on the bus: the virtual time, except while a
+// batch is applied, when it is the batch's due time. A batch applied later
+// than due (delivery waits for the next call) is then recorded as a real
+// receiver would have recorded it: its work starting, its waits seen and its
+// apply lag measured at arrival, not at the next call.
+func (b *syncBus) clock(now func() time.Time) func() time.Time {
+	return func() time.Time {
+		if !b.applying.IsZero() {
+			return b.applying
+		}
+		return now()
+	}
 }
 
 type transit struct {
@@ -213,11 +229,13 @@ func (b *syncBus) deliver() {
 	n := 0
 	for ; n < len(b.queue) && !b.queue[n].due.After(now); n++ {
 		t := &b.queue[n]
+		b.applying = t.due
 		for j, r := range b.reps {
 			if j != t.from {
 				r.Apply(b.reps[t.from].ID(), t.evs)
 			}
 		}
+		b.applying = time.Time{}
 	}
 	if n > 0 {
 		b.queue = append(b.queue[:0], b.queue[n:]...)
