@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/replicasync"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -150,5 +152,32 @@ func TestSyncBusJitterKeepsSendersOrder(t *testing.T) {
 	}
 	if !spread {
 		t.Fatal("no batch was delayed past the fixed delay: the jitter did nothing")
+	}
+}
+
+// TestBusAppliesAtDueTime: a batch delivered later than due (delivery waits
+// for the next call into the policy) is recorded at its due time, so a
+// receiver measures the sync delay as its apply lag, not the gap between
+// calls.
+func TestBusAppliesAtDueTime(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	b := &syncBus{delay: 20 * time.Millisecond, now: func() time.Time { return now }}
+	for _, id := range []string{"r0", "r1"} {
+		r, err := replicasync.New(replicasync.Options{ID: id, Active: activework.New(time.Hour, nil), Now: b.clock(func() time.Time { return now })})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.join(r)
+	}
+	b.reps[0].Added(1, "e1", activework.Work{PromptTokens: 64, UncachedTokens: 64, BlockSize: 16}, nil)
+	b.flush(0)
+	now = now.Add(70 * time.Millisecond) // the next call into the policy
+	b.deliver()
+	if got := b.reps[1].RemoteInFlight(); got != 1 {
+		t.Fatalf("receiver counts %d peer requests, want 1", got)
+	}
+	if got := b.reps[1].QueueSlack(); got != 20*time.Millisecond {
+		t.Fatalf("receiver's slack %v: its lag was measured at %v, not at the 20ms due time", got, now.Sub(t0))
 	}
 }
