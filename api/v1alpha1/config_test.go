@@ -60,6 +60,8 @@ func TestParseAndValidate(t *testing.T) {
 		{"replica sync queue order", "replicaSync:\n  queueOrder: global\n  queueYield: -1s\n", []string{"replicaSync.queueOrder", "global", "replicaSync.queueYield"}},
 		{"replica sync negative queue slack", "replicaSync:\n  queueSlack: -5ms\n", []string{"replicaSync.queueSlack", "negative"}},
 		{"replica sync queue slack", "replicaSync:\n  queueSlack: 2ms\n", nil},
+		{"replica sync negative queue slack max", "replicaSync:\n  queueSlackMax: -1ms\n", []string{"replicaSync.queueSlackMax", "negative"}},
+		{"replica sync fixed queue slack", "replicaSync:\n  queueSlack: 8ms\n  queueSlackMax: 8ms\n", nil},
 		{"replica sync bad numbers", "replicaSync:\n  queueLength: -1\n  maxBatch: -2\n  snapshotChains: -3\n  orphanTTL: -1s\n",
 			[]string{"replicaSync.queueLength", "replicaSync.maxBatch", "replicaSync.snapshotChains", "replicaSync.orphanTTL"}},
 	}

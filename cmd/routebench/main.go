@@ -71,6 +71,7 @@ type options struct {
 	replicaSync    string
 	queueOrder     string
 	queueSlack     time.Duration
+	queueSlackMax  time.Duration
 	syncDelay      time.Duration
 	syncJitter     time.Duration
 }
@@ -141,6 +142,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.DurationVar(&o.syncDelay, "sync-delay", 5*time.Millisecond, "with -replica-sync on: how long an event takes from one replica to the others")
 	fs.DurationVar(&o.syncJitter, "sync-jitter", 0, "with -replica-sync on: add a uniform random [0, this) to each batch's delay (in order per sender)")
 	fs.DurationVar(&o.queueSlack, "replica-queue-slack", -1, "with -replica-sync on: replicaSync.queueSlack of the kv policies (negative: the default)")
+	fs.DurationVar(&o.queueSlackMax, "replica-queue-slack-max", -1, "with -replica-sync on: replicaSync.queueSlackMax of the kv policies (negative: the default; at or below the slack: a fixed slack)")
 	fs.StringVar(&o.queueOrder, "replica-queue-order", "", "with -replica-sync on: replicaSync.queueOrder of the kv policies, shared or local (empty: the default, shared)")
 	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err

@@ -110,11 +110,11 @@ func TestHeterogeneousFleet(t *testing.T) {
 // replicas; a baseline that cannot sync is refused with its reason.
 func TestReplicasFlags(t *testing.T) {
 	o, err := parseFlags([]string{"-scenario", "shared-prefix", "-requests", "90", "-endpoints", "2", "-policies", "kv",
-		"-out", "", "-html", "off", "-rate", "3", "-replicas", "3", "-replica-sync", "on", "-sync-delay", "1ms"})
+		"-out", "", "-html", "off", "-rate", "3", "-replicas", "3", "-replica-sync", "on", "-sync-delay", "1ms", "-replica-queue-slack-max", "7ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.replicas != 3 || o.replicaSync != "on" || o.syncDelay != time.Millisecond {
+	if o.replicas != 3 || o.replicaSync != "on" || o.syncDelay != time.Millisecond || o.queueSlackMax != 7*time.Millisecond {
 		t.Fatalf("parsed %+v", o)
 	}
 	if err := run(o); err != nil {

@@ -183,6 +183,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.queueSlack >= 0 {
 		po.ReplicaQueueSlack = &o.queueSlack
 	}
+	if o.queueSlackMax >= 0 {
+		po.ReplicaQueueSlackMax = &o.queueSlackMax
+	}
 	t, err := kvQueueThreshold(o.kvQueueThresh)
 	if err != nil {
 		return po, err

@@ -52,6 +52,8 @@ type Options struct {
 	// ReplicaQueueSlack, when set, overrides replicaSync.queueSlack in the
 	// kv policies.
 	ReplicaQueueSlack *time.Duration
+	// ReplicaQueueSlackMax, when set, overrides replicaSync.queueSlackMax.
+	ReplicaQueueSlackMax *time.Duration
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -89,6 +91,9 @@ func standard(name string, o Options) (Spec, bool) {
 			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder
 			if s := o.ReplicaQueueSlack; s != nil {
 				c.ReplicaSync.QueueSlack = v1.Duration{Duration: *s}
+			}
+			if s := o.ReplicaQueueSlackMax; s != nil {
+				c.ReplicaSync.QueueSlackMax = v1.Duration{Duration: *s}
 			}
 			if t := o.KVQueueThreshold; t != nil {
 				on := *t >= 0

@@ -39,24 +39,18 @@ func (r *Replica) Apply(peer string, evs []Event) {
 	for i := range evs {
 		r.applyOne(peer, &evs[i], now)
 	}
+	lag, timed := batchLag(evs, now)
+	if timed {
+		r.followLag(lag, now)
+	}
 	r.publish()
 	left := r.waits.takeLeft()
 	r.rmu.Unlock()
 	done()
 	r.notifyWaits(left)
-	observeLag(evs, now)
-}
-
-// observeLag records how old a batch's first event was when it applied:
-// its delivery delay plus any clock skew between the two hosts. Decisions
-// closer together than this do not see each other. A waiting event carries
-// its enqueue time, not when it was sent, so it is skipped.
-func observeLag(evs []Event, now time.Time) {
-	for i := range evs {
-		if evs[i].Kind != KindWaiting && !evs[i].At.IsZero() {
-			telemetry.ReplicaSyncLag.Observe(max(now.Sub(evs[i].At), 0).Seconds())
-			return
-		}
+	if timed {
+		// Decisions closer together than this do not see each other.
+		telemetry.ReplicaSyncLag.Observe(lag.Seconds())
 	}
 }
 

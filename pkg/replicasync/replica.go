@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -62,6 +63,9 @@ func (o *Options) setDefaults() {
 	if o.Sync.QueueSlack.Duration <= 0 {
 		o.Sync.QueueSlack = d.QueueSlack
 	}
+	if o.Sync.QueueSlackMax.Duration <= 0 {
+		o.Sync.QueueSlackMax = d.QueueSlackMax
+	}
 	if o.Sync.SnapshotChains <= 0 {
 		o.Sync.SnapshotChains = d.SnapshotChains
 	}
@@ -90,7 +94,9 @@ type Replica struct {
 	origins map[string]*origin
 	remote  int // peers' requests counted
 
-	waits peerWaits // peers' requests waiting in their queues: a lock of its own (see peerWaits)
+	waits peerWaits    // peers' requests waiting in their queues: a lock of its own (see peerWaits)
+	lag   lagHigh      // recent apply lags (under rmu)
+	slack atomic.Int64 // the queue slack in force, ns (see followLag); read without rmu by Ahead
 }
 
 // ownRequest is one of this replica's requests in flight, for snapshots.
@@ -113,6 +119,7 @@ func New(o Options) (*Replica, error) {
 	r := &Replica{opts: o, epoch: uint64(o.Now().UnixNano()), out: make(chan Event, o.Sync.QueueLength),
 		own: map[uint64]ownRequest{}, queued: map[uint64]ownWait{}, chains: newChainRing(o.Sync.SnapshotChains),
 		origins: map[string]*origin{}, waits: newPeerWaits()}
+	r.slack.Store(int64(o.Sync.QueueSlack.Duration))
 	return r, nil
 }
 

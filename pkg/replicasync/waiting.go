@@ -41,7 +41,7 @@ func (r *Replica) Left(id uint64) {
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
 func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
-	return r.waits.ahead(model, endpoint, anyToo, rank, r.opts.Sync.QueueSlack.Duration)
+	return r.waits.ahead(model, endpoint, anyToo, rank, r.QueueSlack())
 }
 
 // PeersWaiting is the number of peers' requests known to wait.

@@ -70,8 +70,14 @@ var (
 	ReplicaSyncLag = must(prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "replicasync", Name: "apply_lag_seconds",
 		Buckets: []float64{0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5},
-		Help: "Age of a peer's batch (its first event's time) when applied here: delivery delay plus clock skew between hosts. " +
+		Help: "Age of a peer's batch (its first live event's time; snapshots and waits skipped) when applied here: delivery delay, time in the sender's queue and clock skew between hosts. " +
 			"Decisions closer together than this do not see each other.",
+	}))
+	// ReplicaSyncQueueSlack is the queue slack in force (replicaSync.queueSlack widened to the recent apply lag).
+	ReplicaSyncQueueSlack = must(prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Subsystem: "replicasync", Name: "queue_slack_seconds",
+		Help: "How much earlier a peer's request of the same priority and class must have been enqueued for this replica to hold its own for it: " +
+			"replicaSync.queueSlack widened to the worst apply lag of the last one to two seconds, at most replicaSync.queueSlackMax.",
 	}))
 	// ReplicaSyncHolds is how long this replica's holds for peers' requests lasted, by how they ended.
 	ReplicaSyncHolds = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
