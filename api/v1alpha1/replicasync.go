@@ -76,17 +76,19 @@ type ReplicaSync struct {
 	// and 25ms each left a brief cell over the 5 % target that 5ms meets);
 	// larger idles less when the sync delay grows.
 	QueueSlack Duration `json:"queueSlack"`
-	// QueueSlackMax bounds how far the slack widens to follow the sync
-	// delay (default 50ms; below queueSlack, the slack stays at queueSlack).
-	// The slack in force is the worst apply lag of peers' batches over the
-	// last one to two seconds (kvpick_replicasync_apply_lag_seconds), at
-	// least queueSlack: a peer's request that left its queue still looks
-	// waiting for one lag, and a slack below the lag holds requests for
-	// those, with the room idle (on a saturated host three replicas served
-	// 870 req/s where 999 were offered at a 5ms fixed slack). Larger rides
-	// out a slower link or host; smaller keeps arrival order across
-	// replicas tighter when the lag is large. Clock skew between hosts
-	// counts as lag.
+	// QueueSlackMax is how far the slack follows the sync delay (default
+	// 50ms; at or below queueSlack the slack is fixed). The slack in force
+	// is the worst apply lag of peers' batches over the last one to two
+	// seconds (kvpick_replicasync_apply_lag_seconds), at least queueSlack: a
+	// peer's request that left its queue still looks waiting for one lag,
+	// and a slack below the lag holds requests for those, with the room
+	// idle (on a saturated host three replicas served 870 req/s where 999
+	// were offered at a 5ms fixed slack). Past queueSlackMax the replica
+	// gives way to no peer (as queueOrder local) until the lag comes back
+	// under: its view of the peers' queues is too old to order by. Larger
+	// keeps the shared order over slower links, at more idle room per hold;
+	// smaller falls back to the local order sooner. Clock skew between
+	// hosts counts as lag.
 	QueueSlackMax Duration `json:"queueSlackMax"`
 
 	// The peer transport (pkg/replicasync/peer; defaults and validation in

@@ -48,21 +48,36 @@ func batchLag(evs []Event, now time.Time) (lag time.Duration, ok bool) {
 	return 0, false
 }
 
-// followLag widens the queue slack to the recent worst apply lag, between
-// Sync.QueueSlack and Sync.QueueSlackMax. A peer's request that left its
-// queue is seen waiting here for one lag longer; in a queue that drains in
-// order, the requests it left just before this replica's own were enqueued
-// about that long before them, so a slack shorter than the lag holds
-// requests for peers' requests already gone, with the room idle (the
-// routebench table of sync delay against slack in the README). Callers hold
-// r.rmu.
+// followLag widens the queue slack to the recent worst apply lag, at least
+// Sync.QueueSlack. A peer's request that left its queue is seen waiting
+// here for one lag longer; in a queue that drains in order, the requests it
+// left just before this replica's own were enqueued about that long before
+// them, so a slack shorter than the lag holds requests for peers' requests
+// already gone, with the room idle (the routebench table of sync delay
+// against slack in the README). Past Sync.QueueSlackMax the links are too
+// slow for a shared order to pay, and Ahead gives way to no peer until the
+// lag comes back under (see sharedSuspended). Callers hold r.rmu.
 func (r *Replica) followLag(lag time.Duration, now time.Time) {
 	hi := r.lag.observe(lag, now)
-	s := min(max(hi, r.opts.Sync.QueueSlack.Duration), max(r.opts.Sync.QueueSlackMax.Duration, r.opts.Sync.QueueSlack.Duration))
+	s := r.opts.Sync.QueueSlack.Duration
+	if r.slackMax() > s {
+		s = max(hi, s)
+	}
 	if int64(s) != r.slack.Swap(int64(s)) {
 		telemetry.ReplicaSyncQueueSlack.Set(s.Seconds())
 	}
 }
 
-// QueueSlack is the slack Ahead applies now (see followLag).
+// slackMax is how far the slack may follow the lag; at or below QueueSlack
+// the slack is fixed.
+func (r *Replica) slackMax() time.Duration {
+	return max(r.opts.Sync.QueueSlackMax.Duration, r.opts.Sync.QueueSlack.Duration)
+}
+
+// QueueSlack is the slack Ahead applies now (see followLag); past
+// QueueSlackMax the shared order is suspended.
 func (r *Replica) QueueSlack() time.Duration { return time.Duration(r.slack.Load()) }
+
+// sharedSuspended reports whether the recent lag is past QueueSlackMax:
+// this replica then orders its own queue only, as with queueOrder local.
+func (r *Replica) sharedSuspended() bool { return r.QueueSlack() > r.slackMax() }

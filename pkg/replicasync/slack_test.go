@@ -9,8 +9,9 @@ import (
 )
 
 // TestQueueSlackFollowsLag: the slack in force is the worst apply lag of the
-// last one to two seconds, between queueSlack (5ms) and queueSlackMax
-// (50ms); waits and snapshots do not count as lag.
+// last one to two seconds, at least queueSlack (5ms), and past queueSlackMax
+// (50ms) the shared order is suspended; waits and snapshots do not count as
+// lag.
 func TestQueueSlackFollowsLag(t *testing.T) {
 	type step struct {
 		wait  time.Duration // clock advance before the batch
@@ -27,14 +28,14 @@ func TestQueueSlackFollowsLag(t *testing.T) {
 	}{
 		{"a fast link keeps the floor", 0, 0, []step{{0, ms, KindAdded, false, 5 * ms}}},
 		{"a slow batch widens it", 0, 0, []step{{0, 2 * ms, KindAdded, false, 5 * ms}, {10 * ms, 20 * ms, KindFreed, false, 20 * ms}}},
-		{"up to queueSlackMax", 0, 0, []step{{0, 80 * ms, KindAdded, false, 50 * ms}}},
+		{"past queueSlackMax: suspended", 0, 0, []step{{0, 80 * ms, KindAdded, false, 80 * ms}}},
 		{"a wait carries its enqueue time: not lag", 0, 0, []step{{0, time.Second, KindWaiting, false, 5 * ms}}},
 		{"a snapshot carries its state's time: not lag", 0, 0, []step{{0, time.Second, KindAdded, true, 5 * ms}}},
 		{"the previous window still counts", 0, 0, []step{{0, 30 * ms, KindAdded, false, 30 * ms}, {1500 * ms, ms, KindFreed, false, 30 * ms}}},
 		{"two windows later it is forgotten", 0, 0, []step{{0, 30 * ms, KindAdded, false, 30 * ms}, {1500 * ms, ms, KindFreed, false, 30 * ms},
 			{1100 * ms, ms, KindFreed, false, 5 * ms}}},
 		{"after a quiet link it is forgotten at once", 0, 0, []step{{0, 30 * ms, KindAdded, false, 30 * ms}, {2500 * ms, ms, KindFreed, false, 5 * ms}}},
-		{"queueSlackMax below queueSlack: fixed", 8 * ms, 2 * ms, []step{{0, 40 * ms, KindAdded, false, 8 * ms}}},
+		{"queueSlackMax below queueSlack: fixed, never suspended", 8 * ms, 2 * ms, []step{{0, 40 * ms, KindAdded, false, 8 * ms}}},
 		{"a raised floor", 20 * ms, 0, []step{{0, 10 * ms, KindAdded, false, 20 * ms}}},
 	}
 	for _, tc := range cases {
@@ -55,6 +56,9 @@ func TestQueueSlackFollowsLag(t *testing.T) {
 				if got := f.r.QueueSlack(); got != s.slack {
 					t.Fatalf("step %d: slack %v, want %v", i, got, s.slack)
 				}
+				if want := s.slack > max(tc.max, tc.min, 50*ms); f.r.sharedSuspended() != want {
+					t.Fatalf("step %d: suspended %v, want %v", i, !want, want)
+				}
 			}
 		})
 	}
@@ -62,7 +66,8 @@ func TestQueueSlackFollowsLag(t *testing.T) {
 
 // TestAheadUsesTheSlackInForce: a peer's wait 20ms older holds this
 // replica's request at the 5ms floor, and no longer once the link shows
-// 30ms of lag (that peer's request may have left 30ms ago).
+// 30ms of lag (that peer's request may have left 30ms ago); a smaller
+// class still does, until a lag past queueSlackMax suspends the order.
 func TestAheadUsesTheSlackInForce(t *testing.T) {
 	f := newFixture(t, "b", nil)
 	f.r.Apply("a", []Event{waitEv(1, 1, "m", 20, 30)})
@@ -75,5 +80,15 @@ func TestAheadUsesTheSlackInForce(t *testing.T) {
 	f.r.Apply("a", []Event{late})
 	if f.r.Ahead("m", "", false, mine) {
 		t.Fatalf("with 30ms of lag (slack %v) a wait 20ms older still holds", f.r.QueueSlack())
+	}
+	f.r.Apply("a", []Event{waitEv(3, 3, "m", 19, 45)})
+	if !f.r.Ahead("m", "", false, mine) {
+		t.Fatal("a smaller class waiting does not hold")
+	}
+	slow := ev(4, KindFreed, 2, "")
+	slow.At = f.clk.Now().Add(-60 * time.Millisecond)
+	f.r.Apply("a", []Event{slow})
+	if f.r.Ahead("m", "", false, mine) {
+		t.Fatalf("with 60ms of lag, past queueSlackMax, a peer's wait still holds (slack %v)", f.r.QueueSlack())
 	}
 }

@@ -41,6 +41,9 @@ func (r *Replica) Left(id uint64) {
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
 func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
+	if r.sharedSuspended() {
+		return false
+	}
 	return r.waits.ahead(model, endpoint, anyToo, rank, r.QueueSlack())
 }
 

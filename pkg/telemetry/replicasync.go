@@ -73,11 +73,12 @@ var (
 		Help: "Age of a peer's batch (its first live event's time; snapshots and waits skipped) when applied here: delivery delay, time in the sender's queue and clock skew between hosts. " +
 			"Decisions closer together than this do not see each other.",
 	}))
-	// ReplicaSyncQueueSlack is the queue slack in force (replicaSync.queueSlack widened to the recent apply lag).
+	// ReplicaSyncQueueSlack is the queue slack in force (replicaSync.queueSlack widened to the recent apply lag; past queueSlackMax, suspended).
 	ReplicaSyncQueueSlack = must(prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Subsystem: "replicasync", Name: "queue_slack_seconds",
 		Help: "How much earlier a peer's request of the same priority and class must have been enqueued for this replica to hold its own for it: " +
-			"replicaSync.queueSlack widened to the worst apply lag of the last one to two seconds, at most replicaSync.queueSlackMax.",
+			"replicaSync.queueSlack widened to the worst apply lag of the last one to two seconds. Above replicaSync.queueSlackMax the shared order is suspended: " +
+			"this replica gives way to no peer until the lag comes back under.",
 	}))
 	// ReplicaSyncHolds is how long this replica's holds for peers' requests lasted, by how they ended.
 	ReplicaSyncHolds = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
