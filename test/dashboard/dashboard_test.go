@@ -106,7 +106,8 @@ func TestPanelsHaveRequiredContent(t *testing.T) {
 	for _, want := range []string{"kvpick_requests_total", "kvpick_router_rejections_total", "kvpick_decision_duration_seconds_bucket",
 		"kvpick_time_to_first_token_seconds_bucket", "kvpick_router_queue_pending_requests", "kvpick_router_queue_pending_isl_tokens",
 		"kvpick_endpoint_active_prefill_tokens", "kvpick_endpoint_active_decode_blocks", "kvpick_kv_hit_ratio_sum",
-		"kvpick_kv_observation_path", "kvpick_scrape_endpoint_state", "kvpick_kvevents_batches_total"} {
+		"kvpick_kv_observation_path", "kvpick_scrape_endpoint_state", "kvpick_kvevents_batches_total",
+		"kvpick_replicasync_apply_lag_seconds_bucket", "kvpick_replicasync_queue_slack_seconds", "kvpick_replicasync_remote_inflight_requests"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no panel uses %s", want)
 		}
