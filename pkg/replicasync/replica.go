@@ -120,6 +120,7 @@ func New(o Options) (*Replica, error) {
 		own: map[uint64]ownRequest{}, queued: map[uint64]ownWait{}, chains: newChainRing(o.Sync.SnapshotChains),
 		origins: map[string]*origin{}, waits: newPeerWaits()}
 	r.slack.Store(int64(o.Sync.QueueSlack.Duration))
+	telemetry.ReplicaSyncQueueSlack.Set(o.Sync.QueueSlack.Seconds())
 	return r, nil
 }
 

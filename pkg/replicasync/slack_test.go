@@ -4,8 +4,11 @@ import (
 	"testing"
 	"time"
 
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/admission"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // TestQueueSlackFollowsLag: the slack in force is the worst apply lag of the
@@ -43,6 +46,9 @@ func TestQueueSlackFollowsLag(t *testing.T) {
 			f := newFixture(t, "b", func(o *Options) {
 				o.Sync.QueueSlack, o.Sync.QueueSlackMax = v1.Duration{Duration: tc.min}, v1.Duration{Duration: tc.max}
 			})
+			if g := promtest.ToFloat64(telemetry.ReplicaSyncQueueSlack); g != max(tc.min, 5*ms).Seconds() {
+				t.Fatalf("gauge at start %v, want the floor", g)
+			}
 			var seq uint64
 			for i, s := range tc.steps {
 				f.clk.add(s.wait)
@@ -55,6 +61,9 @@ func TestQueueSlackFollowsLag(t *testing.T) {
 				f.r.Apply("a", []Event{e})
 				if got := f.r.QueueSlack(); got != s.slack {
 					t.Fatalf("step %d: slack %v, want %v", i, got, s.slack)
+				}
+				if g := promtest.ToFloat64(telemetry.ReplicaSyncQueueSlack); g != s.slack.Seconds() {
+					t.Fatalf("step %d: gauge %v, want %v", i, g, s.slack.Seconds())
 				}
 				if want := s.slack > max(tc.max, tc.min, 50*ms); f.r.sharedSuspended() != want {
 					t.Fatalf("step %d: suspended %v, want %v", i, !want, want)
