@@ -77,7 +77,8 @@ type ReplicaSync struct {
 	// larger idles less when the sync delay grows.
 	QueueSlack Duration `json:"queueSlack"`
 	// QueueSlackMax is how far the slack follows the sync delay (default
-	// 50ms; at or below queueSlack the slack is fixed). The slack in force
+	// 50ms; 0 means the default; at or below queueSlack the slack is fixed
+	// and never suspends). The slack in force
 	// is the worst apply lag of peers' batches over the last one to two
 	// seconds (kvpick_replicasync_apply_lag_seconds), at least queueSlack: a
 	// peer's request that left its queue still looks waiting for one lag,
