@@ -131,7 +131,10 @@ type KVCost struct {
 	// time model (default 1.0): the GPU time it takes delays every request
 	// that arrives behind it at that endpoint, which its own TTFT misses.
 	// Higher keeps prefixes where they are cached (fewer recomputations);
-	// 0 judges by this request's TTFT alone and moves prefixes more.
+	// 0 judges by this request's TTFT alone and moves prefixes more. A
+	// session's first request counts it once whatever the weight: its
+	// later turns follow it, so their load, not a one-off cache saving,
+	// is what its placement decides.
 	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
 	// DecodeWeight scales the time model's decode term (default 0.2; a
 	// session's first request carries its later requests' decode, as they

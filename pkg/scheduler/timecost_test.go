@@ -95,6 +95,25 @@ func TestNewSessionCarriesItsFollowers(t *testing.T) {
 	}
 }
 
+// TestNewSessionCountsOwnPrefillOnce: PrefillWeight adds a request's own
+// prefill time again, except for a session's first request.
+func TestNewSessionCountsOwnPrefillOnce(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100, SessionRequests: 3},
+		DecodeWeight: 0.5, PrefillWeight: 1}
+	c := fleet(t, cand{cached: 25, active: activework.Counts{PrefillTokens: 500, Requests: 2}})[0]
+	for _, newSession := range []bool{false, true} {
+		r := Request{PromptTokens: 1000, Blocks: 62, BlockSize: 16, NewSession: newSession}
+		p := tc.Predict(&r, &c)
+		want := p.TTFT + 0.5*p.Decode
+		if !newSession {
+			want += p.Own
+		}
+		if got := tc.Cost(&r, &c); p.Own <= 0 || math.Abs(got-want) > 1e-12 {
+			t.Errorf("new session %v: cost %v, want %v (own prefill %v)", newSession, got, want, p.Own)
+		}
+	}
+}
+
 // TestTemperatureWorksWithEitherModel: softmax over normalised costs is
 // unit-free, so the same temperature spreads choices in seconds as in blocks
 // while still preferring the cheaper endpoint.
