@@ -56,7 +56,7 @@ func batchLag(evs []Event, now time.Time) (lag time.Duration, ok bool) {
 // already gone, with the room idle (the routebench table of sync delay
 // against slack in the README). Past Sync.QueueSlackMax the links are too
 // slow for a shared order to pay, and Ahead gives way to no peer until the
-// lag comes back under (see sharedSuspended). Callers hold r.rmu.
+// lag comes back under (see suspends). Callers hold r.rmu.
 func (r *Replica) followLag(lag time.Duration, now time.Time) {
 	hi := r.lag.observe(lag, now)
 	s := r.opts.Sync.QueueSlack.Duration
@@ -78,6 +78,7 @@ func (r *Replica) slackMax() time.Duration {
 // QueueSlackMax the shared order is suspended.
 func (r *Replica) QueueSlack() time.Duration { return time.Duration(r.slack.Load()) }
 
-// sharedSuspended reports whether the recent lag is past QueueSlackMax:
-// this replica then orders its own queue only, as with queueOrder local.
-func (r *Replica) sharedSuspended() bool { return r.QueueSlack() > r.slackMax() }
+// suspends reports whether slack (a QueueSlack reading) is past
+// QueueSlackMax: this replica then orders its own queue only, as with
+// queueOrder local.
+func (r *Replica) suspends(slack time.Duration) bool { return slack > r.slackMax() }

@@ -65,7 +65,7 @@ func TestQueueSlackFollowsLag(t *testing.T) {
 				if g := promtest.ToFloat64(telemetry.ReplicaSyncQueueSlack); g != s.slack.Seconds() {
 					t.Fatalf("step %d: gauge %v, want %v", i, g, s.slack.Seconds())
 				}
-				if want := s.slack > max(tc.max, tc.min, 50*ms); f.r.sharedSuspended() != want {
+				if want := s.slack > max(tc.max, tc.min, 50*ms); f.r.suspends(f.r.QueueSlack()) != want {
 					t.Fatalf("step %d: suspended %v, want %v", i, !want, want)
 				}
 			}

@@ -41,10 +41,11 @@ func (r *Replica) Left(id uint64) {
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
 func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
-	if r.sharedSuspended() {
+	slack := r.QueueSlack() // read once: a peer's batch may move it meanwhile
+	if r.suspends(slack) {
 		return false
 	}
-	return r.waits.ahead(model, endpoint, anyToo, rank, r.QueueSlack())
+	return r.waits.ahead(model, endpoint, anyToo, rank, slack)
 }
 
 // PeersWaiting is the number of peers' requests known to wait.
