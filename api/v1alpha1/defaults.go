@@ -103,7 +103,7 @@ func (k *KV) setDefaults() {
 		k.MaxBlocksPerEndpoint = 1 << 20
 	}
 	if k.PruneTarget == nil {
-		k.PruneTarget = ptr(0.8)
+		k.PruneTarget = ptr(1.0)
 	}
 	setDur(&k.ActiveWorkTTL, 300*time.Second)
 	if k.Observation == ObservePredicted {

@@ -281,8 +281,11 @@ type KV struct {
 	PredictedStride int `json:"predictedStride"`
 	// MaxBlocksPerEndpoint bounds index entries when an endpoint's capacity is unknown (default 1048576).
 	MaxBlocksPerEndpoint int `json:"maxBlocksPerEndpoint"`
-	// PruneTarget is the fraction of an endpoint's bound kept when the index prunes it (default 0.8, as
-	// Dynamo's --router-prune-target-ratio). Lower prunes less often but drops more of the cache view at once.
+	// PruneTarget is the fraction of an endpoint's bound kept when the index prunes it (default 1.0: drop only
+	// the excess, least recently used first, as the engine evicts; Dynamo's --router-prune-target-ratio
+	// defaults to 0.8). The bound is the engine's KV blocks when known, so a lower value forgets prefixes the
+	// engine still holds (on the Mooncake trace 0.8 cut kv's prefix hit from 0.269 to 0.250); it only makes
+	// pruning rarer, and each eviction costs O(1) here either way.
 	PruneTarget *float64 `json:"pruneTarget,omitempty"`
 	// ActiveWorkTTL frees in-flight accounting the lifecycle never closed (default 300s).
 	ActiveWorkTTL Duration `json:"activeWorkTTL"`

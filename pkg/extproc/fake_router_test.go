@@ -113,6 +113,7 @@ type decisionState struct {
 	usage      []request.Usage
 	doneCalls  int
 	doneErr    error
+	refused    int // Refused calls, all before Done
 }
 
 func (d *fakeDecision) Endpoints() []string          { return d.eps }
@@ -133,6 +134,14 @@ func (d *fakeDecision) FirstTokenAtEnd() {
 func (d *fakeDecision) Progress(n int) { d.with(func(s *decisionState) { s.progress = n }) }
 func (d *fakeDecision) Usage(u request.Usage) {
 	d.with(func(s *decisionState) { s.usage = append(s.usage, u) })
+}
+
+func (d *fakeDecision) Refused() {
+	d.with(func(s *decisionState) {
+		if s.doneCalls == 0 {
+			s.refused++
+		}
+	})
 }
 
 func (d *fakeDecision) Done(err error) {

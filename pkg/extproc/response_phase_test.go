@@ -77,6 +77,10 @@ func TestResponseStatusAndShapes(t *testing.T) {
 			if d.doneCalls != 1 || (d.doneErr != nil) != tc.wantErr || d.served != "" {
 				t.Fatalf("lifecycle = %+v", d)
 			}
+			// An error status tells the decision, before Done, that the engine cached none of the prompt.
+			if want := tc.status >= 400; (d.refused == 1) != want || d.refused > 1 {
+				t.Fatalf("status %d: Refused called %d times before Done, want %v", tc.status, d.refused, want)
+			}
 			// A JSON body's first token is its end: the prefill is done, but no time to first token to learn from.
 			if tc.status == 200 && (d.firstToken != 1 || d.atEnd != 1) {
 				t.Fatalf("non-streamed first token: %d, at the end %d; want 1 and 1", d.firstToken, d.atEnd)

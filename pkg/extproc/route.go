@@ -80,6 +80,9 @@ func (st *stream) finish(err error, outcome string, code int) {
 		return
 	}
 	st.ended = true
+	if r, ok := st.dec.(route.Refuser); ok && code >= 400 {
+		r.Refused() // an error answer before any output: the engine cached none of the prompt
+	}
 	st.dec.Done(err)
 	telemetry.ExtprocEndpointInflight.WithLabelValues(st.endpoint).Dec()
 	countRequest(st.model, st.s.opts.Mode, outcome, code)

@@ -51,7 +51,8 @@ type kvpick struct {
 }
 
 func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
-	ix := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration})
+	ix := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PruneTarget: *cfg.KV.PruneTarget,
+		PredictedTTL: cfg.KV.PredictedTTL.Duration})
 	keys := make([]string, 0, len(env.Capacity))
 	for k := range env.Capacity {
 		keys = append(keys, k)
@@ -160,4 +161,9 @@ func (t kvTicket) Endpoint() string      { return t.d.Endpoints()[0] }
 func (t kvTicket) FirstToken()           { t.d.FirstToken() }
 func (t kvTicket) Progress(n int)        { t.d.Progress(n) }
 func (t kvTicket) Usage(u request.Usage) { t.d.Usage(u) }
-func (t kvTicket) Done(err error)        { t.d.Done(err) }
+func (t kvTicket) Done(err error) {
+	if err != nil { // the engine refused it (sim.dispatch): as an error status through ext_proc
+		t.d.Refused()
+	}
+	t.d.Done(err)
+}

@@ -61,8 +61,9 @@ func newEndpoint(name string, id uint32) *endpoint {
 }
 
 // upsert touches block h, recording it as held (observed claims never
-// expire and stay observed). Callers hold ep.mu.
-func (ep *endpoint) upsert(h uint64, observed bool) {
+// expire and stay observed), and reports whether it was held already.
+// Callers hold ep.mu.
+func (ep *endpoint) upsert(h uint64, observed bool) bool {
 	ep.clock++
 	v, had := ep.blocks.upsert(h)
 	if !had {
@@ -73,7 +74,7 @@ func (ep *endpoint) upsert(h uint64, observed bool) {
 			ep.predicted++
 		}
 		ep.ops = append(ep.ops, op{h: h})
-		return
+		return false
 	}
 	i := uint32(*v)
 	wasObs := ep.order.nodes[i].tv&1 == 1
@@ -82,6 +83,7 @@ func (ep *endpoint) upsert(h uint64, observed bool) {
 		ep.observed++
 	}
 	ep.order.touch(i, ep.clock<<1|b2u(observed || wasObs))
+	return true
 }
 
 // drop forgets block h. Callers hold ep.mu.

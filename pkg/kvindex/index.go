@@ -8,10 +8,7 @@ import (
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 )
 
-// DefaultPruneTarget follows the reference router's approximate indexer (not
-// a user setting). The other defaults are the configuration's (api/v1alpha1).
-const DefaultPruneTarget = 0.8
-
+// defaults are the configuration's (api/v1alpha1).
 var defaults = v1.Default().KV
 
 // ErrUnknownParent is returned by ApplyStored when the parent engine hash is
@@ -35,7 +32,7 @@ func (o Options) withDefaults() Options {
 		o.MaxBlocksPerEndpoint = defaults.MaxBlocksPerEndpoint
 	}
 	if !(o.PruneTarget > 0 && o.PruneTarget <= 1) {
-		o.PruneTarget = DefaultPruneTarget
+		o.PruneTarget = *defaults.PruneTarget
 	}
 	if o.PredictedTTL <= 0 {
 		o.PredictedTTL = defaults.PredictedTTL.Duration
@@ -60,6 +57,7 @@ type Index struct {
 	tiered        atomic.Bool // some endpoint holds blocks off group 0's GPU tier
 	// counters of removed endpoints, so Stats totals never go down
 	retiredEvictions, retiredExpired atomic.Uint64
+	retracted                        atomic.Uint64 // entries taken back by Retract
 }
 
 // New returns an empty index.
@@ -73,27 +71,7 @@ func New(opts Options) *Index {
 // order they were recorded, so now should not go backwards per endpoint (if
 // it does, a claim may outlive its TTL until the earlier ones expire).
 func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time) {
-	if len(chain) == 0 {
-		return
-	}
-	t := now.UnixNano()
-	ep := ix.reg.getOrCreate(endpoint)
-	ep.mu.Lock()
-	defer ep.mu.Unlock()
-	if ep.dead {
-		return
-	}
-	ep.expire(t)
-	exp := t + int64(ix.opts.PredictedTTL)
-	for i := len(chain) - 1; i >= 0; i-- {
-		ep.upsert(chain[i], false)
-	}
-	if n := len(ep.recs); n > ep.rhead && ep.recs[n-1].exp == exp {
-		ep.recs[n-1].touch = ep.clock // same expiry: extend the last record
-	} else {
-		ep.recs = append(ep.recs, expRec{ep.clock, exp})
-	}
-	ix.settle(ep)
+	ix.ClaimPredicted(endpoint, chain, now)
 }
 
 // settle enforces capacity and bounds bookkeeping. Callers hold ep.mu.

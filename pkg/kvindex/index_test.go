@@ -184,14 +184,14 @@ func TestLRUEviction(t *testing.T) {
 	}{
 		{"under capacity", Options{MaxBlocksPerEndpoint: 10}, 0, [][]uint64{a, b}, map[string]int{"a": 5, "b": 5}, 10, 0},
 		// 15 > 10: prune to 8, oldest first (a), and within b its tail first.
-		{"prune to 80%", Options{MaxBlocksPerEndpoint: 10}, 0, [][]uint64{a, b, c},
+		{"prune to 80%", Options{MaxBlocksPerEndpoint: 10, PruneTarget: 0.8}, 0, [][]uint64{a, b, c},
 			map[string]int{"a": 0, "b": 3, "c": 5}, 8, 7},
 		// a was refreshed after b, so b goes first, then a's tail.
-		{"refresh protects", Options{MaxBlocksPerEndpoint: 10}, 0, [][]uint64{a, b, a, c},
+		{"refresh protects", Options{MaxBlocksPerEndpoint: 10, PruneTarget: 0.8}, 0, [][]uint64{a, b, a, c},
 			map[string]int{"a": 3, "b": 0, "c": 5}, 8, 7},
 		{"prune target", Options{MaxBlocksPerEndpoint: 10, PruneTarget: 0.5}, 0, [][]uint64{a, b, c},
 			map[string]int{"a": 0, "b": 0, "c": 5}, 5, 10},
-		{"capacity overrides", Options{MaxBlocksPerEndpoint: 100}, 5, [][]uint64{a, b},
+		{"capacity overrides", Options{MaxBlocksPerEndpoint: 100, PruneTarget: 0.8}, 5, [][]uint64{a, b},
 			map[string]int{"a": 0, "b": 4}, 4, 6},
 	}
 	chains := map[string][]uint64{"a": a, "b": b, "c": c}
@@ -224,11 +224,11 @@ func TestSetCapacityPrunesAtOnce(t *testing.T) {
 	ix := New(Options{})
 	ix.RecordPredicted("e", chainOf(1, 100), t0)
 	ix.SetCapacity("e", 50)
-	if st := ix.Stats(); st.Entries != 40 || st.Endpoints[0].Capacity != 50 {
-		t.Fatalf("entries=%d capacity=%d, want 40 and 50", st.Entries, st.Endpoints[0].Capacity)
+	if st := ix.Stats(); st.Entries != 50 || st.Endpoints[0].Capacity != 50 {
+		t.Fatalf("entries=%d capacity=%d, want 50 and 50 (the default prunes only the excess)", st.Entries, st.Endpoints[0].Capacity)
 	}
-	if got := matchMap(ix, chainOf(1, 100), t0)["e"]; got != 40 {
-		t.Fatalf("prefix after prune = %d, want 40 (tail evicted first)", got)
+	if got := matchMap(ix, chainOf(1, 100), t0)["e"]; got != 50 {
+		t.Fatalf("prefix after prune = %d, want 50 (tail evicted first)", got)
 	}
 }
 
@@ -254,7 +254,7 @@ func TestRemoveEndpoint(t *testing.T) {
 
 func TestOptionsDefaults(t *testing.T) {
 	o := Options{PruneTarget: 1.5}.withDefaults()
-	if o.MaxBlocksPerEndpoint != 1<<20 || o.PruneTarget != 0.8 || o.PredictedTTL != 120*time.Second {
+	if o.MaxBlocksPerEndpoint != 1<<20 || o.PruneTarget != 1 || o.PredictedTTL != 120*time.Second {
 		t.Fatalf("defaults = %+v", o)
 	}
 }

@@ -50,6 +50,8 @@ var (
 		"Predicted entries dropped after their TTL.", []string{"index"}, nil)
 	kvIndexUnknownParentDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "unknown_parent_total"),
 		"BlockStored events that could not be placed because their parent block was unknown.", []string{"index"}, nil)
+	kvIndexRetractedDesc = prometheus.NewDesc(prometheus.BuildFQName(telemetry.Namespace, "kvindex", "retracted_total"),
+		"Predicted entries taken back because the engine refused the request that claimed them (it cached none of its prompt).", []string{"index"}, nil)
 )
 
 type kvIndexCollector struct {
@@ -59,7 +61,7 @@ type kvIndexCollector struct {
 
 func (c *kvIndexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{kvIndexEntriesDesc, kvIndexBlocksDesc, kvIndexEndpointDesc,
-		kvIndexCapacityDesc, kvIndexEvictionsDesc, kvIndexExpiredDesc, kvIndexUnknownParentDesc} {
+		kvIndexCapacityDesc, kvIndexEvictionsDesc, kvIndexExpiredDesc, kvIndexUnknownParentDesc, kvIndexRetractedDesc} {
 		ch <- d
 	}
 }
@@ -93,4 +95,5 @@ func collectKVIndex(ch chan<- prometheus.Metric, name string, st Stats) {
 	ch <- prometheus.MustNewConstMetric(kvIndexEvictionsDesc, counter, float64(st.Evictions), name)
 	ch <- prometheus.MustNewConstMetric(kvIndexExpiredDesc, counter, float64(st.Expired), name)
 	ch <- prometheus.MustNewConstMetric(kvIndexUnknownParentDesc, counter, float64(st.UnknownParent), name)
+	ch <- prometheus.MustNewConstMetric(kvIndexRetractedDesc, counter, float64(st.Retracted), name)
 }

@@ -23,13 +23,14 @@ type Stats struct {
 	Evictions     uint64 // LRU evictions since New, removed endpoints included
 	Expired       uint64 // TTL expiries since New, removed endpoints included
 	UnknownParent uint64 // ApplyStored calls rejected with ErrUnknownParent
+	Retracted     uint64 // predicted entries taken back by Retract (refused requests)
 }
 
 // Stats returns a summary. It locks each endpoint briefly in turn, so the
 // totals are not one atomic snapshot under concurrent writes.
 func (ix *Index) Stats() Stats {
 	st := Stats{
-		UniqueBlocks: ix.s.blocks(), UnknownParent: ix.unknownParent.Load(),
+		UniqueBlocks: ix.s.blocks(), UnknownParent: ix.unknownParent.Load(), Retracted: ix.retracted.Load(),
 		Evictions: ix.retiredEvictions.Load(), Expired: ix.retiredExpired.Load(),
 	}
 	for _, ep := range ix.reg.all() {

@@ -51,5 +51,13 @@ type FirstTokenAtEnd interface {
 	FirstTokenAtEnd()
 }
 
+// Refuser is implemented by a Decision that takes back what it predicted the
+// endpoint would cache when the endpoint answers with an error status before
+// any output (it computed none of the prompt). The stream calls Refused
+// before Done.
+type Refuser interface {
+	Refused()
+}
+
 // HeaderValue is one request header the Decision wants set.
 type HeaderValue struct{ Key, Value string }

@@ -90,7 +90,8 @@ func (r *Router) Decide(p *Prepared) (*Decision, error) {
 // (replacing the admission reservation) and, on the predicted path, the
 // prefix it will cache there (about 2 µs; without it a burst sharing a prefix
 // spreads before the first commit). The rest of the bookkeeping waits for
-// Commit. A decision never committed leaves its predicted entry to expire.
+// Commit. A decision never committed, or refused by its engine, takes its
+// predicted entry back (Decision.Refused).
 func (r *Router) choose(p *Prepared) (*Decision, error) {
 	if p.Session != "" {
 		p.Req.Pinned = r.sessions.get(p.Session, r.deps.Now())
@@ -125,7 +126,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.unreserve(p)
 	if chain := r.predictedChain(p, d.primary); chain != nil {
-		r.deps.Index.RecordPredicted(d.primary, chain, now)
+		d.claim = r.deps.Index.ClaimPredicted(d.primary, chain, now)
 	}
 	if log := r.deps.Log.V(2); log.Enabled() { // v1 is the transport's "routed" line
 		logDecision(log, d, &res)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/request"
 	"github.com/kvpick/kvpick/pkg/route"
 	"github.com/kvpick/kvpick/pkg/scheduler"
@@ -27,6 +28,8 @@ type Decision struct {
 	handle    *activework.Handle // started by choose
 	expect    *expectation       // the time model's prediction, to learn from
 	syncID    uint64             // this decision's id towards Deps.Sync (0: not told)
+	claim     kvindex.Claim      // the predicted prefix choosing recorded on the primary
+	prefilled bool               // the first token was seen: the engine holds the prompt
 	committed bool
 	done      bool
 }
@@ -69,6 +72,7 @@ func (d *Decision) Served(endpoint string) {
 		return
 	}
 	old := d.handle.Endpoint()
+	d.retract() // the primary failed before serving it: it cached nothing
 	d.handle.Free()
 	d.r.publishActive(old)
 	w := d.r.work(d.p, d.p.cachedTokens(d.r.cachedBlocksOn(d.p, endpoint)))
@@ -80,8 +84,11 @@ func (d *Decision) Served(endpoint string) {
 	}
 }
 
-// The ext_proc stream finds the untimed first token through this interface.
-var _ route.FirstTokenAtEnd = (*Decision)(nil)
+// The ext_proc stream finds the untimed first token and refusals through these interfaces.
+var (
+	_ route.FirstTokenAtEnd = (*Decision)(nil)
+	_ route.Refuser         = (*Decision)(nil)
+)
 
 // FirstToken marks the prefill done, at the first token's time.
 func (d *Decision) FirstToken() { d.firstToken(true) }
@@ -95,6 +102,7 @@ func (d *Decision) firstToken(timed bool) {
 	defer d.mu.Unlock()
 	if !d.done && d.committed {
 		now := d.r.deps.Now()
+		d.prefilled = true
 		d.handle.PrefillDone(now)
 		if timed {
 			d.learnFirst(now)
@@ -129,6 +137,27 @@ func (d *Decision) Usage(u request.Usage) {
 	}
 }
 
+// Refused tells the decision that its endpoint answered with an error status
+// before any output: a prompt over the model's context length, a bad
+// parameter, an engine fault. The engine computed and cached none of the
+// prompt, so the prefix blocks only this decision claimed on the predicted
+// path are taken back; left in, a client resending an over-long prompt
+// would push real prefixes out of the index. Call it before Done; after the
+// first token it does nothing.
+func (d *Decision) Refused() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.prefilled {
+		d.retract()
+	}
+}
+
+// retract takes back the predicted claim once. Callers hold d.mu.
+func (d *Decision) retract() {
+	d.r.deps.Index.Retract(d.claim)
+	d.claim = kvindex.Claim{}
+}
+
 // Done frees the request's accounting. Idempotent.
 func (d *Decision) Done(error) {
 	d.mu.Lock()
@@ -139,6 +168,7 @@ func (d *Decision) Done(error) {
 	d.done = true
 	if !d.committed {
 		d.r.Abandon(d.p) // never sent: peers must stop holding their queues for it
+		d.retract()      // and no engine will cache its prompt
 	}
 	d.handle.Free()
 	d.r.publishActive(d.handle.Endpoint())

@@ -1,0 +1,82 @@
+package kvindex
+
+import "time"
+
+// Claim is what one predicted record added to an endpoint: the chain entries
+// it found missing there (from the first such on) and the endpoint clock
+// values of its touches. A request whose engine refused it computed none of
+// its prompt, and without Retract every refused long prompt would push real
+// prefixes out of the endpoint's share of the index. The zero Claim
+// retracts nothing.
+type Claim struct {
+	ep       *endpoint
+	added    []uint64 // the caller's chain from its first entry not held before
+	from, to uint64
+}
+
+// ClaimPredicted is RecordPredicted returning the claim, for Retract. The
+// claim keeps chain (no copy): it must not change while the claim may be
+// retracted.
+func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) Claim {
+	if len(chain) == 0 {
+		return Claim{}
+	}
+	t := now.UnixNano()
+	ep := ix.reg.getOrCreate(endpoint)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return Claim{}
+	}
+	ep.expire(t)
+	from, first := ep.clock+1, len(chain)
+	// Last block first, so earlier blocks are touched later and outlive the
+	// later ones under LRU pressure.
+	for i := len(chain) - 1; i >= 0; i-- {
+		if !ep.upsert(chain[i], false) {
+			first = i
+		}
+	}
+	exp := t + int64(ix.opts.PredictedTTL)
+	if n := len(ep.recs); n > ep.rhead && ep.recs[n-1].exp == exp {
+		ep.recs[n-1].touch = ep.clock // same expiry: extend the last record
+	} else {
+		ep.recs = append(ep.recs, expRec{ep.clock, exp})
+	}
+	ix.settle(ep)
+	if first == len(chain) {
+		return Claim{} // every block was held already: nothing of its own to take back
+	}
+	return Claim{ep: ep, added: chain[first:], from: from, to: ep.clock}
+}
+
+// Retract takes back the blocks a claim added that nothing has touched
+// since: a later claim or an engine event for a block keeps it. Blocks held
+// before the claim (its leading prefix) stay. Returns the entries dropped.
+func (ix *Index) Retract(c Claim) int {
+	if c.ep == nil {
+		return 0
+	}
+	ep := c.ep
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.dead {
+		return 0
+	}
+	n := 0
+	for _, h := range c.added {
+		v, ok := ep.blocks.get(h)
+		if !ok {
+			continue
+		}
+		tv := ep.order.nodes[uint32(v)].tv
+		if touch := tv >> 1; tv&1 == 0 && touch >= c.from && touch <= c.to {
+			ep.drop(h)
+			n++
+		}
+	}
+	ix.retracted.Add(uint64(n))
+	ep.compact()
+	ep.flush(ix.s)
+	return n
+}

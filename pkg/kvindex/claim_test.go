@@ -1,0 +1,84 @@
+package kvindex
+
+import (
+	"maps"
+	"testing"
+	"time"
+)
+
+// TestRetract: a claim takes back only the blocks it added and nothing
+// touched since; what was held before it and what a later claim or an
+// engine event touched stays.
+func TestRetract(t *testing.T) {
+	c := chainOf(7, 10)
+	seed := Seed("m", "", "")
+	tokens := seq(40, 0)
+	ev := BlockHashes(nil, seed, tokens, 4) // 10 blocks an engine reports
+	tests := []struct {
+		name    string
+		chain   []uint64
+		before  func(ix *Index) // state before the claim
+		after   func(ix *Index) // what happens between the claim and Retract
+		want    map[string]int  // Match of chain afterwards
+		dropped int
+	}{
+		{"a new chain goes whole", c, nil, nil, map[string]int{}, 10},
+		{"a prefix held before stays", c,
+			func(ix *Index) { ix.RecordPredicted("a", c[:4], t0) }, nil, map[string]int{"a": 4}, 6},
+		{"a later claim keeps what it touched", c,
+			nil, func(ix *Index) { ix.RecordPredicted("a", c[:6], t0) }, map[string]int{"a": 6}, 4},
+		{"another endpoint's claim is not touched", c,
+			nil, func(ix *Index) { ix.RecordPredicted("b", c, t0) }, map[string]int{"b": 10}, 10},
+		{"an engine event keeps its blocks", ev,
+			nil, func(ix *Index) {
+				if err := ix.ApplyStored("a", seed, nil, []uint64{1, 2, 3}, tokens[:12], 4, t0); err != nil {
+					t.Fatal(err)
+				}
+			}, map[string]int{"a": 3}, 7},
+		{"a chain held whole claims nothing", c,
+			func(ix *Index) { ix.RecordPredicted("a", c, t0) }, nil, map[string]int{"a": 10}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := New(Options{PredictedTTL: time.Minute})
+			if tt.before != nil {
+				tt.before(ix)
+			}
+			cl := ix.ClaimPredicted("a", tt.chain, t0.Add(time.Second))
+			if got := matchMap(ix, tt.chain, t0.Add(time.Second)); got["a"] != 10 {
+				t.Fatalf("after the claim a holds %d blocks, want 10", got["a"])
+			}
+			if tt.after != nil {
+				tt.after(ix)
+			}
+			if n := ix.Retract(cl); n != tt.dropped {
+				t.Errorf("Retract dropped %d, want %d", n, tt.dropped)
+			}
+			if got := matchMap(ix, tt.chain, t0.Add(time.Second)); !maps.Equal(got, tt.want) {
+				t.Errorf("Match after Retract = %v, want %v", got, tt.want)
+			}
+			if st := ix.Stats(); st.Retracted != uint64(tt.dropped) || st.Entries != st.Observed+st.Predicted {
+				t.Errorf("stats = %+v, want Retracted %d and consistent counts", st, tt.dropped)
+			}
+			if n := ix.Retract(Claim{}); n != 0 {
+				t.Errorf("the zero claim dropped %d", n)
+			}
+		})
+	}
+}
+
+// TestRetractAfterRemoveEndpoint: a claim on an endpoint removed since
+// drops nothing, and nothing of a new endpoint of the same name.
+func TestRetractAfterRemoveEndpoint(t *testing.T) {
+	c := chainOf(3, 5)
+	ix := New(Options{})
+	cl := ix.ClaimPredicted("a", c, t0)
+	ix.RemoveEndpoint("a")
+	ix.RecordPredicted("a", c, t0)
+	if n := ix.Retract(cl); n != 0 {
+		t.Fatalf("Retract dropped %d after the endpoint was removed", n)
+	}
+	if got := matchMap(ix, c, t0); got["a"] != 5 {
+		t.Fatalf("Match = %v, want a: 5", got)
+	}
+}

@@ -1,0 +1,54 @@
+package router
+
+import (
+	"context"
+	"testing"
+)
+
+// TestRefusedTakesBackThePrediction: a request its engine refused before any
+// output (or one never sent) takes back the blocks it alone claimed on the
+// predicted path; the prefix held before it stays, and so does everything
+// once the first token was seen.
+func TestRefusedTakesBackThePrediction(t *testing.T) {
+	prefix, tail := words("shared", 200), words("long", 400)
+	tests := []struct {
+		name     string
+		end      func(d *Decision)
+		wantTail bool // the tail's blocks still predicted afterwards
+	}{
+		{"refused before output", func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) }, false},
+		{"never sent", func(d *Decision) { d.Done(nil) }, false},
+		{"refused after the first token", func(d *Decision) { d.Commit(); d.FirstToken(); d.Refused(); d.Done(nil) }, true},
+		{"served", func(d *Decision) { d.Commit(); d.FirstToken(); d.Done(nil) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, nil)
+			first, err := f.route(context.Background(), input(prefix, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first.FirstToken()
+			first.Done(nil)
+			held := first.(*Decision).Prepared()
+			d, err := f.r.Route(context.Background(), input(prefix+tail, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			long := d.(*Decision)
+			tt.end(long)
+			ep := long.Endpoints()[0]
+			want := f.r.cachedBlocksOn(held, ep) // the prefix, as the index credits it
+			if want == 0 {
+				t.Fatal("the shared prefix is not predicted")
+			}
+			got := f.r.cachedBlocksOn(long.Prepared(), ep)
+			if tt.wantTail && got <= want {
+				t.Errorf("predicted %d blocks of the long prompt, want more than the prefix's %d", got, want)
+			}
+			if !tt.wantTail && got != want {
+				t.Errorf("predicted %d blocks of the long prompt, want the prefix's %d only", got, want)
+			}
+		})
+	}
+}
