@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/kvindex"
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
@@ -22,6 +23,7 @@ type remoteRequest struct {
 	h        *activework.Handle
 	endpoint string
 	last     time.Time
+	claim    kvindex.Claim // the predicted prefix its KindAdded recorded here
 }
 
 // Apply applies events a peer sent (its own, or relayed ones naming their
@@ -86,6 +88,8 @@ func (r *Replica) applyOne(peer string, ev *Event, now time.Time) {
 		r.waits.set(o.name, ev, now)
 	case KindLeft:
 		applied = r.waits.end(o.name, ev.Request)
+	case KindRefused:
+		applied = r.refused(o, ev, now)
 	}
 	if applied {
 		telemetry.ReplicaSyncApplied.WithLabelValues(ev.Kind.String()).Inc()
@@ -179,15 +183,36 @@ func (r *Replica) added(o *origin, ev *Event, now time.Time) {
 			return
 		}
 		q.h.Free() // moved (a fallback served it): count it once, where it is
+		r.retract(q) // the first endpoint failed it: it cached nothing there
 		delete(o.reqs, ev.Request)
 		r.remote--
 	}
+	var claim kvindex.Claim
 	if r.opts.Index != nil && len(ev.IndexChain) > 0 {
-		r.opts.Index.RecordPredicted(ev.Endpoint, ev.IndexChain, now)
+		claim = r.opts.Index.ClaimPredicted(ev.Endpoint, ev.IndexChain, now)
 	}
 	h := r.opts.Active.Add(ev.Endpoint, ev.Work, now)
-	o.reqs[ev.Request] = &remoteRequest{h: h, endpoint: ev.Endpoint, last: now}
+	o.reqs[ev.Request] = &remoteRequest{h: h, endpoint: ev.Endpoint, last: now, claim: claim}
 	r.remote++
+}
+
+// refused takes back the predicted prefix of a peer's request its endpoint
+// refused; its KindFreed follows and frees the work.
+func (r *Replica) refused(o *origin, ev *Event, now time.Time) bool {
+	q := o.reqs[ev.Request]
+	if q == nil {
+		return false
+	}
+	r.retract(q)
+	q.last = now
+	return true
+}
+
+func (r *Replica) retract(q *remoteRequest) {
+	if r.opts.Index != nil {
+		r.opts.Index.Retract(q.claim)
+	}
+	q.claim = kvindex.Claim{}
 }
 
 func (r *Replica) prefillDone(o *origin, ev *Event, now time.Time) bool {

@@ -260,3 +260,37 @@ func TestApplyObservesLag(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedTakesBackAPeersPrefix: a peer's request its endpoint refused
+// takes back the predicted prefix its added recorded here, keeping what
+// another request holds; the freed that follows frees its work.
+func TestRefusedTakesBackAPeersPrefix(t *testing.T) {
+	withChain := func(e Event, chain ...uint64) Event { e.IndexChain = chain; return e }
+	b := newFixture(t, "b", func(o *Options) { o.Set = poolOf(t, e1, e2) })
+	b.r.Apply("a", []Event{
+		withChain(ev(1, KindAdded, 1, e1), 101, 102),           // a request that holds the prefix
+		withChain(ev(2, KindAdded, 2, e1), 101, 102, 103, 104), // the refused one, on the same prefix
+	})
+	held := func() int {
+		for _, o := range b.index.Match([]uint64{101, 102, 103, 104}, t0, nil) {
+			if o.Endpoint == e1 {
+				return o.Blocks
+			}
+		}
+		return 0
+	}
+	if got := held(); got != 4 {
+		t.Fatalf("before the refusal %d blocks predicted, want 4", got)
+	}
+	b.r.Apply("a", []Event{ev(3, KindRefused, 2, "")})
+	if got := held(); got != 2 {
+		t.Fatalf("after the refusal %d blocks predicted, want the 2 request 1 holds", got)
+	}
+	if got := b.r.RemoteInFlight(); got != 2 {
+		t.Fatalf("refused alone freed work: %d in flight, want 2", got)
+	}
+	b.r.Apply("a", []Event{ev(4, KindFreed, 2, ""), ev(5, KindRefused, 9, "")})
+	if got := b.r.RemoteInFlight(); got != 1 {
+		t.Fatalf("%d in flight after freed, want 1", got)
+	}
+}

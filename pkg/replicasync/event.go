@@ -60,8 +60,12 @@ const (
 	// KindLeft: the request left the origin's queue without being routed
 	// (timed out, shed, or its client went away).
 	KindLeft
+	// KindRefused: the request's endpoint answered it with an error status
+	// before any output, so it cached none of the prompt: peers take back
+	// the predicted prefix its KindAdded recorded. Its KindFreed follows.
+	KindRefused
 
-	lastKind = KindLeft
+	lastKind = KindRefused
 )
 
 // Valid reports whether k is a kind this version knows.
@@ -82,6 +86,8 @@ func (k Kind) String() string {
 		return "waiting"
 	case KindLeft:
 		return "left"
+	case KindRefused:
+		return "refused"
 	}
 	return "unknown"
 }
@@ -134,6 +140,9 @@ type Recorder interface {
 	Added(id uint64, endpoint string, w activework.Work, indexChain []uint64)
 	// PrefillDone: request id had its first token.
 	PrefillDone(id uint64)
+	// Refused: request id's endpoint answered with an error before any
+	// output (before its Freed).
+	Refused(id uint64)
 	// Freed: request id ended.
 	Freed(id uint64)
 }

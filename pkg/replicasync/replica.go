@@ -150,6 +150,16 @@ func (r *Replica) PrefillDone(id uint64) {
 	r.mu.Unlock()
 }
 
+// Refused implements Recorder.
+func (r *Replica) Refused(id uint64) {
+	now := r.opts.Now()
+	r.mu.Lock()
+	if _, ok := r.own[id]; ok {
+		r.emit(Event{Kind: KindRefused, Request: id, At: now})
+	}
+	r.mu.Unlock()
+}
+
 // Freed implements Recorder.
 func (r *Replica) Freed(id uint64) {
 	now := r.opts.Now()

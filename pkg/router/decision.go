@@ -79,6 +79,7 @@ func (d *Decision) Served(endpoint string) {
 	d.handle = d.r.deps.Active.Add(endpoint, w, d.r.deps.Now())
 	d.r.publishActive(endpoint)
 	if d.syncID != 0 { // peers move it too: no predicted prefix was recorded there
+		d.r.deps.Sync.Refused(d.syncID) // and take back the one recorded at the failed primary
 		d.r.deps.Sync.Freed(d.syncID)
 		d.r.deps.Sync.Added(d.syncID, endpoint, w, nil)
 	}
@@ -149,6 +150,9 @@ func (d *Decision) Refused() {
 	defer d.mu.Unlock()
 	if !d.prefilled {
 		d.retract()
+		if d.syncID != 0 {
+			d.r.deps.Sync.Refused(d.syncID) // peers recorded the same prefix
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ func (r *recorder) Added(id uint64, ep string, w activework.Work, chain []uint64
 	r.note("added %d %s prompt=%d chain=%t", id, ep, w.PromptTokens, len(chain) > 0)
 }
 func (r *recorder) PrefillDone(id uint64) { r.note("prefill %d", id) }
+func (r *recorder) Refused(id uint64)     { r.note("refused %d", id) }
 func (r *recorder) Freed(id uint64)       { r.note("freed %d", id) }
 func (r *recorder) Tick(time.Time)        { r.mu.Lock(); r.ticks++; r.mu.Unlock() }
 
@@ -79,7 +80,11 @@ func TestSyncHearsTheCommittedLifecycle(t *testing.T) {
 		{"lifecycle calls before commit are not heard", nil, func(d *Decision) { d.FirstToken(); d.Commit(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=true; freed 1"},
 		{"fallback served", nil, func(d *Decision) { d.Commit(); d.Served(d.Endpoints()[1]); d.FirstToken(); d.Done(nil) },
-			"added 1 %p prompt=%n chain=true; freed 1; added 1 %f prompt=%n chain=false; prefill 1; freed 1"},
+			"added 1 %p prompt=%n chain=true; refused 1; freed 1; added 1 %f prompt=%n chain=false; prefill 1; freed 1"},
+		{"refused before output", nil, func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) },
+			"added 1 %p prompt=%n chain=true; refused 1; freed 1"},
+		{"refused after the first token is not heard", nil, func(d *Decision) { d.Commit(); d.FirstToken(); d.Refused(); d.Done(nil) },
+			"added 1 %p prompt=%n chain=true; prefill 1; freed 1"},
 		{"events path sends no predicted prefix", events, func(d *Decision) { d.Commit(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=false; freed 1"},
 	}

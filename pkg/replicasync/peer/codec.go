@@ -17,18 +17,20 @@ import (
 //	event: origin string | seq | epoch | kind byte | request | at (signed varint, unix ns; 0 = zero time) |
 //	       endpoint string | promptTokens | uncachedTokens | expectedOutput | blockSize |
 //	       nBlocks | nBlocks × uint64 (little endian) | nChain | nChain × uint64 (little endian)
-//	       [version 2 only: model string | priority (signed varint) | class (signed varint)]
+//	       [version 2 and later: model string | priority (signed varint) | class (signed varint)]
 //	string: length | bytes
 //
-// Version 2 adds the queue-order kinds (waiting, left) and their fields. A
-// batch is sent as version 1 unless it carries one of them, so a replica of
-// the previous release still applies every batch it can understand during a
-// rolling upgrade (and refuses, with a clear error, the ones it cannot).
+// Version 2 adds the queue-order kinds (waiting, left) and their fields;
+// version 3 the refused kind (no new fields). A batch is sent as the oldest
+// version that carries its kinds, so a replica of an earlier release still
+// applies every batch it can understand during a rolling upgrade (and
+// refuses, with a clear error, the ones it cannot).
 //
 // Decoding checks every length against the bytes left before allocating.
 const (
 	wireVersion1 = 1
-	wireVersion  = 2 // the newest version this build reads and writes
+	wireVersion2 = 2
+	wireVersion  = 3 // the newest version this build reads and writes
 	// flagSnapshot marks the first batch of a stream: it and the batches
 	// flagged flagSnapshotMore after it are the sender's whole in-flight work.
 	flagSnapshot = 1 << 0
@@ -51,10 +53,7 @@ var errShort = errors.New("truncated")
 func appendBatch(dst []byte, b *batch) []byte {
 	v := byte(wireVersion1)
 	for i := range b.Events {
-		if e := &b.Events[i]; e.Kind > replicasync.KindPredicted || e.Model != "" || e.Priority != 0 || e.Class != 0 {
-			v = wireVersion
-			break
-		}
+		v = max(v, versionFor(&b.Events[i]))
 	}
 	dst = append(dst, v, b.Flags)
 	dst = binary.AppendUvarint(dst, uint64(len(b.Events)))
@@ -62,6 +61,28 @@ func appendBatch(dst []byte, b *batch) []byte {
 		dst = appendEvent(dst, &b.Events[i], v)
 	}
 	return dst
+}
+
+// versionFor is the oldest wire version that carries e.
+func versionFor(e *replicasync.Event) byte {
+	switch {
+	case e.Kind > replicasync.KindLeft:
+		return wireVersion
+	case e.Kind > replicasync.KindPredicted || e.Model != "" || e.Priority != 0 || e.Class != 0:
+		return wireVersion2
+	}
+	return wireVersion1
+}
+
+// lastKindOf is the newest kind a batch of the given version may carry.
+func lastKindOf(version byte) replicasync.Kind {
+	switch version {
+	case wireVersion1:
+		return replicasync.KindPredicted
+	case wireVersion2:
+		return replicasync.KindLeft
+	}
+	return replicasync.KindRefused
 }
 
 func appendEvent(dst []byte, e *replicasync.Event, version byte) []byte {
@@ -81,7 +102,7 @@ func appendEvent(dst []byte, e *replicasync.Event, version byte) []byte {
 	}
 	dst = appendHashes(dst, e.Work.Blocks)
 	dst = appendHashes(dst, e.IndexChain)
-	if version >= wireVersion {
+	if version >= wireVersion2 {
 		dst = appendString(dst, e.Model)
 		dst = binary.AppendVarint(dst, int64(e.Priority))
 		dst = binary.AppendVarint(dst, int64(e.Class))
@@ -232,7 +253,7 @@ func (r *reader) event(e *replicasync.Event) {
 	e.Seq = r.uvarint()
 	e.Epoch = r.uvarint()
 	e.Kind = replicasync.Kind(r.byte())
-	if r.err == nil && (!e.Kind.Valid() || r.version == wireVersion1 && e.Kind > replicasync.KindPredicted) {
+	if r.err == nil && (!e.Kind.Valid() || e.Kind > lastKindOf(r.version)) {
 		r.fail(fmt.Errorf("unknown event kind %d in a version %d batch", e.Kind, r.version))
 	}
 	e.Request = r.uvarint()
@@ -244,7 +265,7 @@ func (r *reader) event(e *replicasync.Event) {
 		ExpectedOutput: r.int("expectedOutput"), BlockSize: r.int("blockSize")}
 	e.Work.Blocks = r.hashes()
 	e.IndexChain = r.hashes()
-	if r.version >= wireVersion {
+	if r.version >= wireVersion2 {
 		e.Model = r.str("model")
 		e.Priority = r.smallInt("priority")
 		e.Class = r.smallInt("class")

@@ -100,15 +100,40 @@ func TestCodecRefusesOtherTypes(t *testing.T) {
 	}
 }
 
-// A batch without queue-order events is sent as version 1, which the previous
-// release reads; one with them is version 2.
+// A batch is sent as the oldest version that carries its kinds: without
+// queue-order events version 1, which the releases before them read; with
+// them version 2; with a refusal version 3. A decoder refuses a kind its
+// batch's version cannot carry.
 func TestBatchVersionFollowsKinds(t *testing.T) {
-	old := appendBatch(nil, &batch{Events: []replicasync.Event{added("a", 1, 7)}})
-	if old[0] != wireVersion1 {
-		t.Fatalf("plain batch sent as version %d, want %d", old[0], wireVersion1)
+	left := replicasync.Event{Origin: "a", Seq: 2, Kind: replicasync.KindLeft, Request: 7}
+	refused := replicasync.Event{Origin: "a", Seq: 3, Kind: replicasync.KindRefused, Request: 7}
+	tests := []struct {
+		name string
+		evs  []replicasync.Event
+		want byte
+	}{
+		{"plain", []replicasync.Event{added("a", 1, 7)}, wireVersion1},
+		// The newest kind first, so a decoder claiming the previous version meets it before any field it lacks.
+		{"queue order", []replicasync.Event{left, added("a", 1, 7)}, wireVersion2},
+		{"refusal", []replicasync.Event{refused, left, added("a", 1, 7)}, wireVersion},
 	}
-	queued := appendBatch(nil, &batch{Events: []replicasync.Event{added("a", 1, 7), {Origin: "a", Seq: 2, Kind: replicasync.KindLeft, Request: 7}}})
-	if queued[0] != wireVersion {
-		t.Fatalf("queue-order batch sent as version %d, want %d", queued[0], wireVersion)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := appendBatch(nil, &batch{Events: tt.evs})
+			if b[0] != tt.want {
+				t.Fatalf("sent as version %d, want %d", b[0], tt.want)
+			}
+			got, err := decodeBatch(b)
+			if err != nil || len(got.Events) != len(tt.evs) || got.Events[0].Kind != tt.evs[0].Kind {
+				t.Fatalf("decode: %v, %+v", err, got)
+			}
+			if tt.want == wireVersion1 {
+				return
+			}
+			b[0]-- // the same events claimed as the version before: a kind it cannot carry
+			if _, err := decodeBatch(b); err == nil || !strings.Contains(err.Error(), "unknown event kind") {
+				t.Fatalf("version %d batch with a newer kind: err = %v", b[0], err)
+			}
+		})
 	}
 }
