@@ -182,7 +182,7 @@ func (r *Replica) added(o *origin, ev *Event, now time.Time) {
 			q.last = now // a snapshot or resend of what is counted already
 			return
 		}
-		q.h.Free() // moved (a fallback served it): count it once, where it is
+		q.h.Free()   // moved (a fallback served it): count it once, where it is
 		r.retract(q) // the first endpoint failed it: it cached nothing there
 		delete(o.reqs, ev.Request)
 		r.remote--
