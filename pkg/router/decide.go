@@ -126,7 +126,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	d.handle = r.deps.Active.Start(d.primary, r.work(p, d.CachedTokens()), now)
 	r.unreserve(p)
 	if chain := r.predictedChain(p, d.primary); chain != nil {
-		d.claim = r.deps.Index.ClaimPredicted(d.primary, chain, now)
+		d.claim, d.claimed = r.deps.Index.ClaimPredicted(d.primary, chain, now), true
 	}
 	if log := r.deps.Log.V(2); log.Enabled() { // v1 is the transport's "routed" line
 		logDecision(log, d, &res)

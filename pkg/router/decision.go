@@ -29,6 +29,7 @@ type Decision struct {
 	expect    *expectation       // the time model's prediction, to learn from
 	syncID    uint64             // this decision's id towards Deps.Sync (0: not told)
 	claim     kvindex.Claim      // the predicted prefix choosing recorded on the primary
+	claimed   bool               // choosing recorded one (peers did too, at Added)
 	prefilled bool               // the first token was seen: the engine holds the prompt
 	committed bool
 	done      bool
@@ -79,7 +80,9 @@ func (d *Decision) Served(endpoint string) {
 	d.handle = d.r.deps.Active.Add(endpoint, w, d.r.deps.Now())
 	d.r.publishActive(endpoint)
 	if d.syncID != 0 { // peers move it too: no predicted prefix was recorded there
-		d.r.deps.Sync.Refused(d.syncID) // and take back the one recorded at the failed primary
+		if d.claimed {
+			d.r.deps.Sync.Refused(d.syncID) // and take back the one recorded at the failed primary
+		}
 		d.r.deps.Sync.Freed(d.syncID)
 		d.r.deps.Sync.Added(d.syncID, endpoint, w, nil)
 	}
@@ -148,11 +151,12 @@ func (d *Decision) Usage(u request.Usage) {
 func (d *Decision) Refused() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.prefilled {
-		d.retract()
-		if d.syncID != 0 {
-			d.r.deps.Sync.Refused(d.syncID) // peers recorded the same prefix
-		}
+	if d.done || d.prefilled {
+		return
+	}
+	d.retract()
+	if d.claimed && d.syncID != 0 {
+		d.r.deps.Sync.Refused(d.syncID) // peers recorded the same prefix
 	}
 }
 

@@ -87,6 +87,8 @@ func TestSyncHearsTheCommittedLifecycle(t *testing.T) {
 			"added 1 %p prompt=%n chain=true; prefill 1; freed 1"},
 		{"events path sends no predicted prefix", events, func(d *Decision) { d.Commit(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=false; freed 1"},
+		{"events path: a refusal has nothing to take back", events, func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) },
+			"added 1 %p prompt=%n chain=false; freed 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
