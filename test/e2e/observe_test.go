@@ -175,3 +175,30 @@ func TestUnmatchedEventsAlarm(t *testing.T) {
 	send("salted", `,"cache_salt":"tenant-1"`, 4)
 	f.waitMetric(t, alarm, func(v float64) bool { return v == 0 }, "matching requests did not clear the alarm")
 }
+
+// A prompt the engine refuses (over its max_model_len: modelsim answers 400,
+// as vLLM does) leaves no predicted prefix behind: the picker takes back the
+// blocks only it claimed, so the index holds what it held before, and
+// kvpick_kvindex_retracted_total counts them.
+func TestRefusedPromptLeavesNoPredictedPrefix(t *testing.T) {
+	long := sim{noKV: true, args: []string{"--max-model-len", "1024"}}
+	f := startSims(t, []sim{long, long}, "", "--router-mode", "kv")
+	c := testutil.DialPicker(t, f.grpc)
+	prefix := words("q", 100)
+	if res := sendBody(t, c, prefix, ""); res.Status != 200 {
+		t.Fatalf("status %d for a short prompt", res.Status)
+	}
+	entries := `kvpick_kvindex_entries{index="default",path="predicted"}`
+	before := f.metric(t, entries)
+	if before == 0 {
+		t.Fatal("no predicted entries after a routed prompt")
+	}
+	if res := sendBody(t, c, prefix+words("z", 2000), ""); res.Status != 400 {
+		t.Fatalf("status %d for a prompt over max_model_len, want the engine's 400", res.Status)
+	}
+	f.waitMetric(t, `kvpick_kvindex_retracted_total{index="default"}`, func(v float64) bool { return v > 0 },
+		"the refused prompt's prefix was not taken back")
+	if after := f.metric(t, entries); after != before {
+		t.Fatalf("predicted entries %v after the refusal, want the %v held before it", after, before)
+	}
+}
