@@ -80,7 +80,9 @@ func resetUntilSeen(t *testing.T, s *server, ch <-chan zmqMsg, got map[uint64][]
 }
 
 // replay asks the ROUTER for every batch from start, as a DEALER client.
-func replay(t *testing.T, ctx context.Context, endpoint string, start uint64) map[uint64][]byte {
+// Each answer must carry topic before its sequence (an empty one before the
+// end marker), as vLLM's since v0.26, unless topic is nil: then [seq, payload].
+func replay(t *testing.T, ctx context.Context, endpoint string, start uint64, topic []byte) map[uint64][]byte {
 	t.Helper()
 	d := zmq4.NewDealer(ctx)
 	defer d.Close()
@@ -96,13 +98,28 @@ func replay(t *testing.T, ctx context.Context, endpoint string, start uint64) ma
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(m.Frames) != 3 || len(m.Frames[0]) != 0 || len(m.Frames[1]) != 8 {
+		f := m.Frames
+		if len(f) == 0 || len(f[0]) != 0 {
+			t.Fatalf("replay frames %q without the empty delimiter", f)
+		}
+		f = f[1:]
+		if topic != nil {
+			if len(f) != 3 {
+				t.Fatalf("replay frames %q, want [topic, seq, payload]", m.Frames)
+			}
+			end := len(f[1]) == 8 && int64(binary.BigEndian.Uint64(f[1])) == -1
+			if want := topic; end && len(f[0]) != 0 || !end && !bytes.Equal(f[0], want) {
+				t.Fatalf("replay topic %q, want %q (empty before the end marker)", f[0], want)
+			}
+			f = f[1:]
+		}
+		if len(f) != 2 || len(f[0]) != 8 {
 			t.Fatalf("bad replay frames %q", m.Frames)
 		}
-		if int64(binary.BigEndian.Uint64(m.Frames[1])) == -1 {
+		if int64(binary.BigEndian.Uint64(f[0])) == -1 {
 			return out
 		}
-		out[binary.BigEndian.Uint64(m.Frames[1])] = m.Frames[2]
+		out[binary.BigEndian.Uint64(f[0])] = f[1]
 	}
 }
 
@@ -113,9 +130,14 @@ func TestKVEventsOverZMQ(t *testing.T) {
 }
 
 func testKVEvents(t *testing.T, enc string) {
-	url, s := startServer(t, "--kv-events-endpoint", "tcp://127.0.0.1:0", "--kv-events-replay-endpoint",
+	args := []string{"--kv-events-endpoint", "tcp://127.0.0.1:0", "--kv-events-replay-endpoint",
 		"tcp://127.0.0.1:0", "--kv-events-topic", "kv@sim", "--kv-events-encoding", enc, "--dp-rank", "2",
-		"--drop-events-fraction", "0.4", "--block-size", "4", "--seed", "7")
+		"--drop-events-fraction", "0.4", "--block-size", "4", "--seed", "7"}
+	topic := []byte("kv@sim") // current vLLM's replay layout
+	if enc == "array" {       // SGLang's and older vLLM's
+		args, topic = append(args, "--kv-events-replay-plain"), nil
+	}
+	url, s := startServer(t, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ch := subscribe(t, ctx, s.kv.pub.Endpoint(), "kv@sim")
@@ -139,7 +161,7 @@ func testKVEvents(t *testing.T, enc string) {
 	if len(missing) == 0 {
 		t.Fatal("no sequence gap although 40% of batches are dropped")
 	}
-	replayed := replay(t, ctx, s.kv.pub.ReplayEndpoint(), missing[0])
+	replayed := replay(t, ctx, s.kv.pub.ReplayEndpoint(), missing[0], topic)
 	for seq := missing[0]; seq <= last; seq++ {
 		p, ok := replayed[seq]
 		if !ok || (got[seq] != nil && !bytes.Equal(got[seq], p)) {

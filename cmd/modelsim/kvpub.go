@@ -26,7 +26,7 @@ type kvPublisher struct {
 func newKVPublisher(ctx context.Context, o options) (*kvPublisher, error) {
 	rank := max(o.dpRank, 0)
 	pub, err := kvevents.NewPublisher(ctx, kvevents.PublisherOptions{Endpoint: offsetPort(o.kvEndpoint, rank),
-		ReplayEndpoint: offsetPort(o.kvReplay, rank), Topic: o.kvTopic, Encoding: kvEncodings[o.kvEncoding],
+		ReplayEndpoint: offsetPort(o.kvReplay, rank), Topic: o.kvTopic, ReplayTopic: !o.kvReplayPlain, Encoding: kvEncodings[o.kvEncoding],
 		BytesHashes: o.kvBytesHashes, BufferSteps: o.kvBufferSteps, DropFraction: o.dropEvents, Seed: o.engine.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("kv events: %w", err)

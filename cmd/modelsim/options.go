@@ -16,16 +16,16 @@ import (
 
 // options are modelsim's command-line settings.
 type options struct {
-	host, model, loraAdapters, profile, metricsStyle string
-	port                                             int
-	kvEndpoint, kvReplay, kvTopic, kvEncoding        string
-	kvSalt                                           string
-	kvBytesHashes, kvHybrid, kvOffload               bool
-	kvBufferSteps, dpRank                            int
-	jitter                                           time.Duration
-	failFraction, dropEvents                         float64
-	failStatus                                       int
-	engine                                           engine.Config
+	host, model, loraAdapters, profile, metricsStyle  string
+	port                                              int
+	kvEndpoint, kvReplay, kvTopic, kvEncoding         string
+	kvSalt                                            string
+	kvBytesHashes, kvHybrid, kvOffload, kvReplayPlain bool
+	kvBufferSteps, dpRank                             int
+	jitter                                            time.Duration
+	failFraction, dropEvents                          float64
+	failStatus                                        int
+	engine                                            engine.Config
 }
 
 // program describes modelsim for --help and error messages.
@@ -56,6 +56,8 @@ func parseOptions(args []string, help io.Writer) (options, error) {
 	fs.StringVar(&o.kvTopic, "kv-events-topic", "", "topic frame of KV event messages")
 	fs.StringVar(&o.kvEncoding, "kv-events-encoding", "map", "KV event msgpack layout: array (SGLang, old vLLM), map (current vLLM), "+
 		"mixed (vLLM v0.2x: positional batch of map events)")
+	fs.BoolVar(&o.kvReplayPlain, "kv-events-replay-plain", false, "answer replay as vLLM before v0.26 and SGLang do: [seq, payload] "+
+		"(default: [topic, seq, payload], as vLLM since v0.26)")
 	fs.BoolVar(&o.kvBytesHashes, "kv-events-bytes-hashes", false, "send block hashes as 32-byte strings (vLLM's sha256 hashers, CPU offload)")
 	fs.BoolVar(&o.kvOffload, "kv-events-offload", false, "report a CPU offload tier: every store also as medium CPU; GPU evictions "+
 		"leave the CPU copy")

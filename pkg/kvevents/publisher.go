@@ -27,6 +27,11 @@ type PublisherOptions struct {
 	ReplayEndpoint string
 	// Topic is sent as the first frame of every message.
 	Topic string
+	// ReplayTopic answers replay with the topic before each sequence, as
+	// vLLM does since v0.26 (vllm-project/vllm#45177): [topic, seq, payload],
+	// then ["", -1, ""]. Off: the original [seq, payload], then [-1, ""]
+	// (older vLLM, SGLang).
+	ReplayTopic bool
 	// Encoding of the msgpack payload.
 	Encoding Encoding
 	// BytesHashes writes block hashes as bytes (see EncodeOptions).

@@ -44,15 +44,21 @@ func (s *Subscriber) fetchReplay(ctx context.Context, from uint64, each func(seq
 	return fmt.Errorf("replay answer longer than %d batches", maxReplayBatches)
 }
 
-// recvReplay reads one [“”, seq, payload] answer (the delimiter is optional).
+// recvReplay reads one answer in either layout vLLM has used: [“”, seq,
+// payload], or since v0.26 [“”, topic, seq, payload] (the end marker then
+// with an empty topic). The delimiter is optional. The topic is not checked:
+// the answer comes from the socket this subscriber asked.
 func recvReplay(d zmq4.Socket) (seq uint64, payload []byte, end bool, err error) {
 	msg, err := d.Recv()
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("receive replay: %w", err)
 	}
 	f := msg.Frames
-	if len(f) == 3 && len(f[0]) == 0 {
+	if len(f) >= 3 && len(f[0]) == 0 {
 		f = f[1:]
+	}
+	if len(f) == 3 {
+		f = f[1:] // the topic
 	}
 	if len(f) != 2 || len(f[0]) != 8 {
 		return 0, nil, false, fmt.Errorf("replay answer with %d frames: %w", len(msg.Frames), ErrMalformed)

@@ -13,7 +13,8 @@ var endSeq = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 // serveReplay answers replay requests until ctx ends. A request is
 // [identity, "", start-seq(8)] as a ROUTER sees a DEALER's [“”, start-seq];
 // the answer is one [identity, "", seq, payload] per buffered batch with
-// seq >= start, then [identity, "", -1, ""].
+// seq >= start, then [identity, "", -1, ""]; with ReplayTopic the topic (and
+// an empty one before the end marker) comes before each sequence.
 func (p *Publisher) serveReplay(ctx context.Context) {
 	defer close(p.done)
 	if p.router == nil {
@@ -43,11 +44,21 @@ func (p *Publisher) answer(frames [][]byte) {
 	p.mu.Lock()
 	batch := p.buf.since(start)
 	p.mu.Unlock()
+	if p.opts.ReplayTopic {
+		head = append(head, nil) // each answer's topic frame, set below
+	}
+	topic := func(t []byte) {
+		if p.opts.ReplayTopic {
+			head[len(head)-1] = t
+		}
+	}
+	topic([]byte(p.opts.Topic))
 	for _, e := range batch {
 		if p.reply(head, seqBytes(e.seq), e.payload) != nil {
 			return
 		}
 	}
+	topic([]byte{})
 	_ = p.reply(head, endSeq, []byte{})
 }
 

@@ -3,7 +3,6 @@ package kvevents
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -54,21 +53,33 @@ func TestTopicFilter(t *testing.T) {
 	}
 }
 
+// Gaps are recovered through replay in both answer layouts: vLLM's original
+// [seq, payload] and, since v0.26, [topic, seq, payload] (with an empty topic
+// too, as vLLM's default topic is "").
 func TestGapRecoveredThroughReplay(t *testing.T) {
-	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0", Topic: "kv", DropFraction: 0.3, Seed: 7})
-	rec := &recorder{}
-	s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
-	startSubscriber(t, s)
-	warmUp(t, p, s)
-	publishReal(t, p, 0, 200)
-	// A dropped tail is only noticed when a later message arrives.
-	publishUntil(t, p, "200 batches", func(uint64) bool { return len(rec.real()) >= 200 })
-	if got := rec.real(); !reflect.DeepEqual(got, seqRange(0, 200)) {
-		t.Fatalf("delivered %d batches, want 0..199 exactly once in order: %v", len(got), got)
-	}
-	st := s.Stats()
-	if p.Dropped() == 0 || st.Gaps == 0 || st.Replayed == 0 || st.Missed != 0 {
-		t.Fatalf("dropped %d, stats %+v", p.Dropped(), st)
+	for _, tc := range []struct {
+		name        string
+		topic       string
+		replayTopic bool
+	}{{"seq and payload", "kv", false}, {"topic first", "kv@10.0.0.1@m", true}, {"empty topic first", "", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0", Topic: tc.topic,
+				ReplayTopic: tc.replayTopic, DropFraction: 0.3, Seed: 7})
+			rec := &recorder{}
+			s := NewSubscriber(SubscriberOptions{Endpoint: p.Endpoint(), ReplayEndpoint: p.ReplayEndpoint(), EndpointKey: "ep"}, rec, testLog(t))
+			startSubscriber(t, s)
+			warmUp(t, p, s)
+			publishReal(t, p, 0, 200)
+			// A dropped tail is only noticed when a later message arrives.
+			publishUntil(t, p, "200 batches", func(uint64) bool { return len(rec.real()) >= 200 })
+			if got := rec.real(); !reflect.DeepEqual(got, seqRange(0, 200)) {
+				t.Fatalf("delivered %d batches, want 0..199 exactly once in order: %v", len(got), got)
+			}
+			st := s.Stats()
+			if p.Dropped() == 0 || st.Gaps == 0 || st.Replayed == 0 || st.Missed != 0 {
+				t.Fatalf("dropped %d, stats %+v", p.Dropped(), st)
+			}
+		})
 	}
 }
 
@@ -212,44 +223,54 @@ func TestCatchUpOnFirstContact(t *testing.T) {
 }
 
 // TestReplayWireFormat talks to the replay ROUTER with a raw DEALER, as a
-// libzmq client would.
+// libzmq client would, in both answer layouts: vLLM's original and, since
+// v0.26, the topic before each sequence (an empty one before the end marker).
 func TestReplayWireFormat(t *testing.T) {
-	p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0", BufferSteps: 3})
-	var payloads [][]byte
-	for i := 0; i < 5; i++ {
-		b := Batch{TS: float64(i)}
-		if _, err := p.Publish(b); err != nil {
+	for _, replayTopic := range []bool{false, true} {
+		p := newTestPublisher(t, PublisherOptions{ReplayEndpoint: "tcp://127.0.0.1:0", BufferSteps: 3, Topic: "kv@pod@m",
+			ReplayTopic: replayTopic})
+		var payloads [][]byte
+		for i := 0; i < 5; i++ {
+			b := Batch{TS: float64(i)}
+			if _, err := p.Publish(b); err != nil {
+				t.Fatal(err)
+			}
+			enc, _ := Encode(b, EncodingArray)
+			payloads = append(payloads, enc)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d := zmq4.NewDealer(ctx)
+		if err := d.Dial(p.ReplayEndpoint()); err != nil {
 			t.Fatal(err)
 		}
-		enc, _ := Encode(b, EncodingArray)
-		payloads = append(payloads, enc)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	d := zmq4.NewDealer(ctx)
-	defer d.Close()
-	if err := d.Dial(p.ReplayEndpoint()); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Send(zmq4.NewMsgFrom([]byte{}, seqBytes(1))); err != nil {
-		t.Fatal(err)
-	}
-	for _, seq := range []uint64{2, 3, 4} { // 1 has left the 3-batch buffer
+		if err := d.Send(zmq4.NewMsgFrom([]byte{}, seqBytes(1))); err != nil {
+			t.Fatal(err)
+		}
+		head := func(topic string) [][]byte {
+			if replayTopic {
+				return [][]byte{{}, []byte(topic)}
+			}
+			return [][]byte{{}}
+		}
+		for _, seq := range []uint64{2, 3, 4} { // 1 has left the 3-batch buffer
+			msg, err := d.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append(head("kv@pod@m"), seqBytes(seq), payloads[seq])
+			if !reflect.DeepEqual(msg.Frames, want) {
+				t.Fatalf("topic %v, seq %d: frames %x, want %x", replayTopic, seq, msg.Frames, want)
+			}
+		}
 		msg, err := d.Recv()
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := [][]byte{{}, seqBytes(seq), payloads[seq]}
-		if !reflect.DeepEqual(msg.Frames, want) {
-			t.Fatalf("seq %d: frames %x, want %x", seq, msg.Frames, want)
+		if want := append(head(""), endSeq, []byte{}); !reflect.DeepEqual(msg.Frames, want) {
+			t.Fatalf("topic %v: end marker %x, want %x", replayTopic, msg.Frames, want)
 		}
-	}
-	msg, err := d.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(msg.Frames) != 3 || int64(binary.BigEndian.Uint64(msg.Frames[1])) != -1 || len(msg.Frames[2]) != 0 {
-		t.Fatalf("end marker %x", msg.Frames)
+		d.Close()
+		cancel()
 	}
 }
 
