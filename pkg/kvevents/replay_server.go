@@ -3,6 +3,7 @@ package kvevents
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 
 	"github.com/go-zeromq/zmq4"
 )
@@ -44,22 +45,17 @@ func (p *Publisher) answer(frames [][]byte) {
 	p.mu.Lock()
 	batch := p.buf.since(start)
 	p.mu.Unlock()
-	if p.opts.ReplayTopic {
-		head = append(head, nil) // each answer's topic frame, set below
+	data, end := head, head
+	if p.opts.ReplayTopic { // vLLM since v0.26: the topic first, an empty one before the end marker
+		data = append(slices.Clip(head), []byte(p.opts.Topic))
+		end = append(slices.Clip(head), []byte{})
 	}
-	topic := func(t []byte) {
-		if p.opts.ReplayTopic {
-			head[len(head)-1] = t
-		}
-	}
-	topic([]byte(p.opts.Topic))
 	for _, e := range batch {
-		if p.reply(head, seqBytes(e.seq), e.payload) != nil {
+		if p.reply(data, seqBytes(e.seq), e.payload) != nil {
 			return
 		}
 	}
-	topic([]byte{})
-	_ = p.reply(head, endSeq, []byte{})
+	_ = p.reply(end, endSeq, []byte{})
 }
 
 func (p *Publisher) reply(head [][]byte, frames ...[]byte) error {
