@@ -50,6 +50,10 @@ func TestParseAndValidate(t *testing.T) {
 		{"zero queue threshold (Dynamo's most eager queueing)", "admission:\n  queueThreshold: 0\n", nil},
 		{"negative queue threshold", "admission:\n  queueThreshold: -0.5\n", []string{"admission.queueThreshold"}},
 		{"negative affinity threshold", "admission:\n  affinityThreshold: -1\n", []string{"admission.affinityThreshold"}},
+		{"late-after off", "admission:\n  lateAfter: 0s\n", nil},
+		{"negative late-after", "admission:\n  lateAfter: -1s\n", []string{"admission.lateAfter", "negative"}},
+		{"late-after past the urgent mark", "admission:\n  maxQueueWait: 12s\n  lateAfter: 10s\n", []string{"admission.lateAfter", "10s", "five sixths"}},
+		{"late-after under the urgent mark", "admission:\n  maxQueueWait: 12s\n  lateAfter: 9s\n", nil},
 		{"engine path without slash", "scrape:\n  enginePaths:\n    sglang: metrics\n", []string{"scrape.enginePaths.sglang"}},
 		{"prune target above 1", "kv:\n  pruneTarget: 1.5\n", []string{"kv.pruneTarget"}},
 		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},
@@ -255,6 +259,9 @@ func TestQueueDefaults(t *testing.T) {
 			}
 			if c.Admission.QueuePolicy != QueueWSPT {
 				t.Errorf("queuePolicy = %q, want wspt by default", c.Admission.QueuePolicy)
+			}
+			if l := c.Admission.LateAfterOrOff(); l != 8*time.Second {
+				t.Errorf("lateAfter = %v, want 8s by default", l)
 			}
 			// The affinity threshold is on exactly when the queue is, at 1.0.
 			if a := c.Admission.AffinityThreshold; (a == nil) != (got == nil) || (a != nil && *a != 1) {

@@ -83,6 +83,17 @@ func (a *Admission) setDefaults(mode string) {
 		a.MaxQueueLength = 1024
 	}
 	setDur(&a.MaxQueueWait, 30*time.Second)
+	if a.LateAfter == nil {
+		a.LateAfter = &Duration{8 * time.Second}
+	}
+}
+
+// LateAfterOrOff is admission.lateAfter (0 when off).
+func (a *Admission) LateAfterOrOff() time.Duration {
+	if a.LateAfter == nil {
+		return 0
+	}
+	return a.LateAfter.Duration
 }
 
 func (k *KV) setDefaults() {

@@ -146,6 +146,11 @@ func (a *Admission) validate(p *problems) {
 	if a.MaxQueueWait.Duration <= 0 {
 		p.add("admission.maxQueueWait", "must be positive")
 	}
+	if l := a.LateAfterOrOff(); l < 0 {
+		p.add("admission.lateAfter", "must not be negative (\"0s\" turns it off)")
+	} else if w := a.MaxQueueWait.Duration; l > 0 && w > 0 && l >= w-w/6 {
+		p.add("admission.lateAfter", "must be under five sixths of maxQueueWait (%v), got %v: a late request goes first again in the last sixth", w-w/6, l)
+	}
 }
 
 func (k *KV) validate(p *problems) {

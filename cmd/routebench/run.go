@@ -183,6 +183,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.queueSlack >= 0 {
 		po.ReplicaQueueSlack = &o.queueSlack
 	}
+	if o.queueLate >= 0 {
+		po.QueueLateAfter = &o.queueLate
+	}
 	if o.queueSlackMax >= 0 {
 		po.ReplicaQueueSlackMax = &o.queueSlackMax
 	}

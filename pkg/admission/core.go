@@ -35,7 +35,19 @@ type Options struct {
 	// minimises the mean wait; a long prompt waits while short ones keep
 	// the fleet full, up to MaxWait).
 	Order string
+	// LateAfter is the wait past which a request yields to requests that
+	// have waited less (see Aging; 0: arrival order only).
+	LateAfter time.Duration
 }
+
+// FromConfig is the queue's options as a configuration sets them.
+func FromConfig(a v1.Admission) Options {
+	return Options{MaxLength: a.MaxQueueLength, MaxWait: a.MaxQueueWait.Duration, Order: a.QueuePolicy,
+		LateAfter: a.LateAfterOrOff()}
+}
+
+// Aging is the tiering in force (see Aging).
+func (o Options) Aging() Aging { return Aging{LateAfter: o.LateAfter, MaxWait: o.MaxWait} }
 
 func (o Options) withDefaults() Options {
 	if o.MaxLength <= 0 {

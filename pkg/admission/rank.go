@@ -22,6 +22,17 @@ type Rank struct {
 // Before reports whether a goes before b.
 func (a Rank) Before(b Rank) bool { return a.BeforeBy(b, 0) }
 
+// BeforeAt is BeforeBy with g's tiers at now between the class and the
+// arrival order, as the queue orders its own items (Core.Release).
+func (a Rank) BeforeAt(b Rank, now time.Time, g Aging, slack time.Duration) bool {
+	if a.Priority == b.Priority && a.Class == b.Class {
+		if ta, tb := g.tier(now, a.Enqueued), g.tier(now, b.Enqueued); ta != tb {
+			return ta < tb
+		}
+	}
+	return a.BeforeBy(b, slack)
+}
+
 // BeforeBy reports whether a goes before b by a margin: a higher priority, a
 // smaller class, or, when both are equal, enqueued more than slack earlier.
 // Replicas compare ranks a sync delay apart, and giving way to a peer's

@@ -13,7 +13,7 @@ import (
 var passes atomic.Uint64
 
 // Release removes and returns, in priority order then the queue's Order
-// (FIFO, or least Work first for wspt), every queued item for which
+// (FIFO, or least Work first for wspt) with its Aging tiers, every queued item for which
 // canDispatch returns true. An item that cannot go does not hold back
 // a later one that can (no head-of-line blocking), unless canDispatch
 // refused the whole Group (RefuseGroup): then the group's later items are not
@@ -36,7 +36,7 @@ func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Ite
 	var out []*Item[T]
 	var refused []string // groups refused whole in this pass (few: a linear scan)
 	for _, l := range c.levels {
-		for _, it := range c.ordered(l) {
+		for _, it := range c.ordered(l, now) {
 			if !now.Before(it.deadline) || it.Group != "" && slices.Contains(refused, it.Group) {
 				continue
 			}
@@ -116,10 +116,11 @@ func (c *Core[T]) NextDeadline() (time.Time, bool) {
 	return next, found
 }
 
-// ordered lists l's items in release order, in a scratch copy the caller
-// may unlink from: the FIFO (expiry walks it from the head), or under wspt
-// the level's class order (work class, then arrival).
-func (c *Core[T]) ordered(l *level[T]) []*Item[T] {
+// ordered lists l's items in release order at now, in a scratch copy the
+// caller may unlink from: the FIFO (expiry walks it from the head), or under
+// wspt the level's class order (work class, then arrival); within either,
+// the Aging tiers.
+func (c *Core[T]) ordered(l *level[T], now time.Time) []*Item[T] {
 	items := c.scratch[:0]
 	if c.opts.Order == v1.QueueWSPT {
 		items = append(items, l.byClass...)
@@ -128,6 +129,7 @@ func (c *Core[T]) ordered(l *level[T]) []*Item[T] {
 			items = append(items, it)
 		}
 	}
+	sortTiers(c.opts.Aging(), items, now, l.head.enqueued, c.opts.Order == v1.QueueWSPT)
 	c.scratch = items
 	return items
 }

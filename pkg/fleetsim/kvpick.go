@@ -72,7 +72,7 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	if env.Bus != nil {
 		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Bus.clock(env.Now),
 			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration,
-			MaxWait: cfg.Admission.MaxQueueWait.Duration})
+			MaxWait: cfg.Admission.MaxQueueWait.Duration, LateAfter: cfg.Admission.LateAfterOrOff()})
 		if err != nil {
 			return nil, err
 		}
@@ -119,8 +119,8 @@ func (k *kvpick) Admission() *admission.Options {
 	if k.cfg.Admission.QueueThreshold == nil {
 		return nil
 	}
-	return &admission.Options{MaxLength: k.cfg.Admission.MaxQueueLength, MaxWait: k.cfg.Admission.MaxQueueWait.Duration,
-		Order: k.cfg.Admission.QueuePolicy}
+	o := admission.FromConfig(k.cfg.Admission)
+	return &o
 }
 
 // PrefillWork is the wspt queue order's key for p (see router.PrefillWork).

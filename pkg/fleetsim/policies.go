@@ -46,6 +46,9 @@ type Options struct {
 	// their queue off.
 	QueuePolicy      string
 	KVQueueThreshold *float64
+	// QueueLateAfter, when set, overrides admission.lateAfter in the kv
+	// policies (0: off).
+	QueueLateAfter *time.Duration
 	// ReplicaQueueOrder, when set, overrides replicaSync.queueOrder in the
 	// kv policies (it matters only with several synced replicas).
 	ReplicaQueueOrder string
@@ -88,6 +91,9 @@ func standard(name string, o Options) (Spec, bool) {
 				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}
 			c.Admission.QueuePolicy = o.QueuePolicy
+			if l := o.QueueLateAfter; l != nil {
+				c.Admission.LateAfter = &v1.Duration{Duration: *l}
+			}
 			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder
 			if s := o.ReplicaQueueSlack; s != nil {
 				c.ReplicaSync.QueueSlack = v1.Duration{Duration: *s}

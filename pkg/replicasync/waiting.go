@@ -45,7 +45,8 @@ func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank
 	if r.suspends(slack) {
 		return false
 	}
-	return r.waits.ahead(model, endpoint, anyToo, rank, slack)
+	return r.waits.ahead(model, endpoint, anyToo, rank, slack, r.opts.Now(),
+		admission.Aging{LateAfter: r.opts.LateAfter, MaxWait: r.opts.MaxWait})
 }
 
 // PeersWaiting is the number of peers' requests known to wait.
@@ -79,6 +80,7 @@ type peerWaits struct {
 	best   map[string]admission.Rank // first waiting rank per model, any endpoint (see ahead)
 	target map[string]admission.Rank // first waiting rank per model and endpoint ("" : any)
 	dirty  bool                      // best and target need recomputing
+	next   time.Time                 // when a wait next changes tier (admission.Aging): recompute then too
 	left   bool                      // a wait ended since takeLeft last ran
 }
 
@@ -161,32 +163,41 @@ func (w *peerWaits) expire(cutoff time.Time) int {
 // ahead reports whether a request for model waits that goes before rank
 // (by slack, see admission.Rank.BeforeBy) and waits for room on endpoint, or (anyToo) for room on any endpoint;
 // with endpoint "" (admitted pool-wide: it could go anywhere) any wait for
-// the model counts. The first ranks are
-// recomputed only after the waits changed.
-func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Rank, slack time.Duration) bool {
+// the model counts. Ranks compare in g's tiers at now, as each queue orders
+// its own. The first ranks are recomputed only after the waits changed or
+// one of them changed tier.
+func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Rank, slack time.Duration,
+	now time.Time, g admission.Aging) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.dirty {
+	if w.dirty || !w.next.IsZero() && !now.Before(w.next) {
 		clear(w.best)
 		clear(w.target)
+		w.next = time.Time{}
 		for _, m := range w.by {
 			for _, pw := range m {
-				keepFirst(w.best, pw.model, pw.rank)
-				keepFirst(w.target, targetKey(pw.model, pw.endpoint), pw.rank)
+				keepFirst(w.best, pw.model, pw.rank, now, g)
+				keepFirst(w.target, targetKey(pw.model, pw.endpoint), pw.rank, now, g)
+				if t := g.NextChange(now, pw.rank.Enqueued); !t.IsZero() && (w.next.IsZero() || t.Before(w.next)) {
+					w.next = t
+				}
 			}
 		}
 		w.dirty = false
 	}
-	before := func(m map[string]admission.Rank, k string) bool { b, ok := m[k]; return ok && b.BeforeBy(rank, slack) }
+	before := func(m map[string]admission.Rank, k string) bool {
+		b, ok := m[k]
+		return ok && b.BeforeAt(rank, now, g, slack)
+	}
 	if endpoint == "" {
 		return before(w.best, model)
 	}
 	return before(w.target, targetKey(model, endpoint)) || anyToo && before(w.target, targetKey(model, ""))
 }
 
-// keepFirst records r under k unless a rank before it is there.
-func keepFirst(m map[string]admission.Rank, k string, r admission.Rank) {
-	if b, ok := m[k]; !ok || r.Before(b) {
+// keepFirst records r under k unless a rank before it (at now) is there.
+func keepFirst(m map[string]admission.Rank, k string, r admission.Rank, now time.Time, g admission.Aging) {
+	if b, ok := m[k]; !ok || r.BeforeAt(b, now, g, 0) {
 		m[k] = r
 	}
 }

@@ -140,3 +140,38 @@ func TestWaitingSentAndSnapshotted(t *testing.T) {
 		t.Fatal("a snapshot's wait does not order the peer's queue")
 	}
 }
+
+// TestAheadInAgingTiers: with admission.lateAfter set, a peer's wait is
+// compared in the tiers its queue orders it by, at this replica's clock, and
+// the first ranks are recomputed when a wait changes tier with no event in
+// between (LateAfter 8s, MaxWait 30s: urgent from 25s).
+func TestAheadInAgingTiers(t *testing.T) {
+	f := newFixture(t, "b", func(o *Options) { o.LateAfter, o.MaxWait = 8*time.Second, 30*time.Second })
+	// The peer's requests, queued at t0 and t0+4s; mine at t0+5s.
+	f.r.Apply("a", []Event{waitEv(1, 1, "m", 20, 0), waitEv(2, 2, "m", 20, 4000)})
+	mine := admission.Rank{Class: 20, Enqueued: t0.Add(5 * time.Second)}
+	steps := []struct {
+		at    time.Duration
+		ahead bool
+		why   string
+	}{
+		{6 * time.Second, true, "all on time: the oldest goes first"},
+		{9 * time.Second, true, "the first is late; the second, on time and older than mine, goes first now"},
+		{12500 * time.Millisecond, false, "both of the peer's are late, mine on time"},
+		{13500 * time.Millisecond, true, "all late: the oldest goes first"},
+		{26 * time.Second, true, "the first is urgent"},
+	}
+	for _, s := range steps {
+		f.clk.now = t0.Add(s.at)
+		if got := f.r.Ahead("m", "", false, mine); got != s.ahead {
+			t.Fatalf("at %v: Ahead = %v, want %v (%s)", s.at, got, s.ahead, s.why)
+		}
+	}
+	// Tiers off: arrival order whatever the waits.
+	off := newFixture(t, "b", func(o *Options) { o.MaxWait = 30 * time.Second })
+	off.r.Apply("a", []Event{waitEv(1, 1, "m", 20, 0)})
+	off.clk.now = t0.Add(12500 * time.Millisecond)
+	if !off.r.Ahead("m", "", false, mine) {
+		t.Fatal("without lateAfter the older wait goes first")
+	}
+}

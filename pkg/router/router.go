@@ -108,8 +108,9 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	r.watchMembership()
 	if cfg.Admission.QueueThreshold != nil {
 		r.gate = admission.NewGate[*Prepared](*cfg.Admission.QueueThreshold)
-		r.queue = admission.NewQueue(admission.Options{MaxLength: cfg.Admission.MaxQueueLength,
-			MaxWait: cfg.Admission.MaxQueueWait.Duration, Pool: d.Pool, Order: cfg.Admission.QueuePolicy}, r.canDispatch)
+		o := admission.FromConfig(cfg.Admission)
+		o.Pool = d.Pool
+		r.queue = admission.NewQueue(o, r.canDispatch)
 		if cfg.Admission.QueuePolicy == v1.QueueWSPT {
 			r.queue.SetWork(r.PrefillWork)
 		}
