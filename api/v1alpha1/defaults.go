@@ -98,6 +98,9 @@ func (a *Admission) LateAfterOrOff() time.Duration {
 
 func (k *KV) setDefaults() {
 	setStr(&k.Observation, ObserveAuto)
+	if k.EventsBridge == nil {
+		k.EventsBridge = ptr(true)
+	}
 	setDur(&k.EventsSilenceAfter, time.Minute)
 	if k.UnmatchedAlarmAfter == 0 {
 		k.UnmatchedAlarmAfter = 8

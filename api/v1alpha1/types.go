@@ -281,6 +281,12 @@ type KV struct {
 	// size comes from its KV events' block_size, else its configured or scraped capacity (vLLM
 	// cache_config_info block_size, SGLang page_size); a request is hashed once per distinct size in the pool.
 	BlockSize int `json:"blockSize"`
+	// EventsBridge (default true) counts, on an endpoint on the events path, the prefix of a request just routed
+	// there as cached from the decision until the request's first token, when the engine has reported the blocks
+	// it stored: without it a request arriving in between (the engine's queue plus the events' delay) does not
+	// see the prefix and computes it again elsewhere, which a cold start with many new prefixes pays at p99.
+	// Blocks the engine reported by then stay; the rest are taken back. false: events alone (Dynamo's behaviour).
+	EventsBridge *bool `json:"eventsBridge,omitempty"`
 	// PredictedTTL expires predicted entries (default 120s). Longer keeps
 	// affinity for slower-returning prefixes but predicts blocks the engine evicted.
 	PredictedTTL Duration `json:"predictedTTL"`

@@ -51,7 +51,7 @@ func (f *Feed) checkProbes(now time.Time) {
 	for key, st := range f.st.all() {
 		ready := st.probes.take(now.Add(-f.o.ProbeSettle).UnixNano(), st.lastStore.Load())
 		for _, p := range ready {
-			f.judge(key, st, f.held(key, p.hash, now))
+			f.judge(key, st, f.held(key, p.hash))
 		}
 	}
 }
@@ -74,14 +74,10 @@ func (p *probes) take(settled, stored int64) []probe {
 	return ready
 }
 
-func (f *Feed) held(key string, hash uint64, now time.Time) bool {
-	for _, o := range f.o.Index.Match([]uint64{hash}, now, nil) {
-		if o.Endpoint == key {
-			return true
-		}
-	}
-	return false
-}
+// held reports whether the endpoint's events reported the block: a claim the
+// router made while the request was on its way (kv.eventsBridge) is not
+// evidence that the engine hashes as the picker does.
+func (f *Feed) held(key string, hash uint64) bool { return f.o.Index.Observed(key, hash) }
 
 // judge counts one probe's outcome and moves the alarm.
 func (f *Feed) judge(key string, st *epState, found bool) {

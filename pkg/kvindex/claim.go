@@ -18,6 +18,20 @@ type Claim struct {
 // claim keeps chain (no copy): it must not change while the claim may be
 // retracted.
 func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) Claim {
+	return ix.claim(endpoint, chain, now, false)
+}
+
+// ClaimUnreported records chain as predicted on endpoint like ClaimPredicted,
+// but its claim covers every block of chain, held before or not: Retract then
+// drops each one no engine event and no later claim touched. It is the
+// events path's bridge from routing to the engine's report: a prefix counts
+// as cached while requests routed with it are on their way, and only the
+// engine's events keep it after that.
+func (ix *Index) ClaimUnreported(endpoint string, chain []uint64, now time.Time) Claim {
+	return ix.claim(endpoint, chain, now, true)
+}
+
+func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole bool) Claim {
 	if len(chain) == 0 {
 		return Claim{}
 	}
@@ -44,6 +58,9 @@ func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) 
 		ep.recs = append(ep.recs, expRec{ep.clock, exp})
 	}
 	ix.settle(ep)
+	if whole {
+		first = 0
+	}
 	if first == len(chain) {
 		return Claim{} // every block was held already: nothing of its own to take back
 	}
@@ -52,7 +69,8 @@ func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) 
 
 // Retract takes back the blocks a claim added that nothing has touched
 // since: a later claim or an engine event for a block keeps it. Blocks held
-// before the claim (its leading prefix) stay. Returns the entries dropped.
+// before a ClaimPredicted (its leading prefix) stay; a ClaimUnreported covers
+// them too, except those an engine reported. Returns the entries dropped.
 func (ix *Index) Retract(c Claim) int {
 	if c.ep == nil {
 		return 0
@@ -79,4 +97,18 @@ func (ix *Index) Retract(c Claim) int {
 	ep.compact()
 	ep.flush(ix.s)
 	return n
+}
+
+// Observed reports whether endpoint holds block h as the engine reported it
+// (an event), not only as claimed: what checks of the events themselves ask,
+// since a claim on the events path stands for blocks not reported yet.
+func (ix *Index) Observed(endpoint string, h uint64) bool {
+	ep := ix.reg.get(endpoint)
+	if ep == nil {
+		return false
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	v, ok := ep.blocks.get(h)
+	return ok && !ep.dead && ep.order.nodes[uint32(v)].tv&1 == 1
 }

@@ -82,3 +82,56 @@ func TestRetractAfterRemoveEndpoint(t *testing.T) {
 		t.Fatalf("Match = %v, want a: 5", got)
 	}
 }
+
+// TestClaimUnreported: the events path's bridge claim covers the whole chain:
+// a predicted prefix held before it goes too (only events keep blocks after
+// it), while reported blocks and blocks a later claim touched stay.
+func TestClaimUnreported(t *testing.T) {
+	seed := Seed("m", "", "")
+	tokens := seq(40, 0)
+	ev := BlockHashes(nil, seed, tokens, 4) // 10 blocks an engine reports
+	report := func(ix *Index, n int) {
+		if err := ix.ApplyStored("a", seed, nil, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}[:n], tokens[:4*n], 4, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		before  func(ix *Index)
+		after   func(ix *Index)
+		want    int // blocks of the chain a holds afterwards
+		dropped int
+	}{
+		{"nothing reported: all of it goes", nil, nil, 0, 10},
+		{"a predicted prefix held before goes too", func(ix *Index) { ix.RecordPredicted("a", ev[:4], t0) }, nil, 0, 10},
+		{"a reported prefix stays", func(ix *Index) { report(ix, 4) }, nil, 4, 6},
+		{"blocks reported meanwhile stay", nil, func(ix *Index) { report(ix, 7) }, 7, 3},
+		{"a later claim keeps what it touched", nil, func(ix *Index) { ix.ClaimUnreported("a", ev[:5], t0) }, 5, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := New(Options{PredictedTTL: time.Minute})
+			if tt.before != nil {
+				tt.before(ix)
+			}
+			cl := ix.ClaimUnreported("a", ev, t0.Add(time.Second))
+			if got := matchMap(ix, ev, t0.Add(time.Second)); got["a"] != 10 {
+				t.Fatalf("after the claim a holds %d blocks, want 10", got["a"])
+			}
+			if tt.after != nil {
+				tt.after(ix)
+			}
+			if n := ix.Retract(cl); n != tt.dropped {
+				t.Errorf("Retract dropped %d, want %d", n, tt.dropped)
+			}
+			if got := matchMap(ix, ev, t0.Add(time.Second))["a"]; got != tt.want {
+				t.Errorf("a holds %d blocks after Retract, want %d", got, tt.want)
+			}
+			for i, h := range ev {
+				if want := i < tt.want && tt.name != "a later claim keeps what it touched"; ix.Observed("a", h) != want {
+					t.Errorf("Observed(block %d) = %v, want %v", i, !want, want)
+				}
+			}
+		})
+	}
+}

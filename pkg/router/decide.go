@@ -167,6 +167,11 @@ func (r *Router) commit(d *Decision) {
 		}
 		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), r.predictedChain(p, d.primary))
 	}
+	if chain := r.bridgeChain(p, d.primary); chain != nil {
+		// Here, off the request's path, not at choose: the events path
+		// indexes every block, and a long prompt's claim costs tens of µs.
+		d.claim, d.bridged = r.deps.Index.ClaimUnreported(d.primary, chain, now), true
+	}
 	if p.Session != "" {
 		r.sessions.set(p.Session, d.primary, now)
 	}
@@ -188,6 +193,17 @@ func (r *Router) predictedChain(p *Prepared, endpoint string) []uint64 {
 		return chain
 	}
 	return nil
+}
+
+// bridgeChain is what choosing claims on an endpoint on the events path
+// (kv.eventsBridge): p's chain, until its first token, by when the engine
+// has reported what it stored (Decision.firstToken takes the claim back).
+// Peers are not told: each replica reads the engine's events itself.
+func (r *Router) bridgeChain(p *Prepared, endpoint string) []uint64 {
+	if !r.bridge || r.predicts(endpoint) {
+		return nil
+	}
+	return p.chainFor(endpoint)
 }
 
 // work is p's active work on an endpoint believed to hold cached tokens of it.

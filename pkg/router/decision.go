@@ -30,6 +30,7 @@ type Decision struct {
 	syncID    uint64             // this decision's id towards Deps.Sync (0: not told)
 	claim     kvindex.Claim      // the predicted prefix choosing recorded on the primary
 	claimed   bool               // choosing recorded one (peers did too, at Added)
+	bridged   bool               // claim is the events path's bridge: taken back at the first token
 	prefilled bool               // the first token was seen: the engine holds the prompt
 	committed bool
 	done      bool
@@ -107,6 +108,9 @@ func (d *Decision) firstToken(timed bool) {
 	if !d.done && d.committed {
 		now := d.r.deps.Now()
 		d.prefilled = true
+		if d.bridged {
+			d.retract() // the engine's events have reported what it stored; they speak for it now
+		}
 		d.handle.PrefillDone(now)
 		if timed {
 			d.learnFirst(now)
@@ -177,6 +181,8 @@ func (d *Decision) Done(error) {
 	if !d.committed {
 		d.r.Abandon(d.p) // never sent: peers must stop holding their queues for it
 		d.retract()      // and no engine will cache its prompt
+	} else if d.bridged {
+		d.retract() // ended without a first token seen (an error midway): events speak for what was stored
 	}
 	d.handle.Free()
 	d.r.publishActive(d.handle.Endpoint())
