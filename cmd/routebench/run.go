@@ -186,6 +186,14 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.queueLate >= 0 {
 		po.QueueLateAfter = &o.queueLate
 	}
+	switch o.eventsBridge {
+	case "":
+	case "on", "off":
+		on := o.eventsBridge == "on"
+		po.EventsBridge = &on
+	default:
+		return po, fmt.Errorf("-kv-events-bridge: want on or off, got %q", o.eventsBridge)
+	}
 	if o.queueSlackMax >= 0 {
 		po.ReplicaQueueSlackMax = &o.queueSlackMax
 	}

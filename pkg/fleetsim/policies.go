@@ -49,6 +49,8 @@ type Options struct {
 	// QueueLateAfter, when set, overrides admission.lateAfter in the kv
 	// policies (0: off).
 	QueueLateAfter *time.Duration
+	// EventsBridge, when set, overrides kv.eventsBridge in the kv policies.
+	EventsBridge *bool
 	// ReplicaQueueOrder, when set, overrides replicaSync.queueOrder in the
 	// kv policies (it matters only with several synced replicas).
 	ReplicaQueueOrder string
@@ -94,6 +96,7 @@ func standard(name string, o Options) (Spec, bool) {
 			if l := o.QueueLateAfter; l != nil {
 				c.Admission.LateAfter = &v1.Duration{Duration: *l}
 			}
+			c.KV.EventsBridge = o.EventsBridge
 			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder
 			if s := o.ReplicaQueueSlack; s != nil {
 				c.ReplicaSync.QueueSlack = v1.Duration{Duration: *s}

@@ -24,6 +24,7 @@ type remoteRequest struct {
 	endpoint string
 	last     time.Time
 	claim    kvindex.Claim // the predicted prefix its KindAdded recorded here
+	bridge   bool          // claim is a bridge on the events path: taken back at the first token
 }
 
 // Apply applies events a peer sent (its own, or relayed ones naming their
@@ -169,6 +170,9 @@ func (r *Replica) freeAll(o *origin, reason string) {
 	r.waits.endAll(o.name)
 	for id, q := range o.reqs {
 		q.h.Free()
+		if q.bridge {
+			r.retract(q)
+		}
 		delete(o.reqs, id)
 		r.remote--
 		telemetry.ReplicaSyncExpired.WithLabelValues(reason).Inc()
@@ -188,11 +192,16 @@ func (r *Replica) added(o *origin, ev *Event, now time.Time) {
 		r.remote--
 	}
 	var claim kvindex.Claim
+	bridge := r.bridged(ev.Endpoint)
 	if r.opts.Index != nil && len(ev.IndexChain) > 0 {
-		claim = r.opts.Index.ClaimPredicted(ev.Endpoint, ev.IndexChain, now)
+		if bridge {
+			claim = r.opts.Index.ClaimUnreported(ev.Endpoint, ev.IndexChain, now)
+		} else {
+			claim = r.opts.Index.ClaimPredicted(ev.Endpoint, ev.IndexChain, now)
+		}
 	}
 	h := r.opts.Active.Add(ev.Endpoint, ev.Work, now)
-	o.reqs[ev.Request] = &remoteRequest{h: h, endpoint: ev.Endpoint, last: now, claim: claim}
+	o.reqs[ev.Request] = &remoteRequest{h: h, endpoint: ev.Endpoint, last: now, claim: claim, bridge: bridge}
 	r.remote++
 }
 
@@ -221,6 +230,9 @@ func (r *Replica) prefillDone(o *origin, ev *Event, now time.Time) bool {
 		return false
 	}
 	q.h.PrefillDone(now)
+	if q.bridge {
+		r.retract(q) // the engine's events speak for what it stored now
+	}
 	q.last = now
 	return true
 }
@@ -231,6 +243,9 @@ func (r *Replica) freed(o *origin, ev *Event) bool {
 		return false
 	}
 	q.h.Free()
+	if q.bridge {
+		r.retract(q) // ended without a first token seen
+	}
 	delete(o.reqs, ev.Request)
 	r.remote--
 	return true

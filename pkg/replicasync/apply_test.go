@@ -294,3 +294,51 @@ func TestRefusedTakesBackAPeersPrefix(t *testing.T) {
 		t.Fatalf("%d in flight after freed, want 1", got)
 	}
 }
+
+// TestBridgeClaimsEndAtTheFirstToken: on an endpoint whose chains are bridge
+// claims (SetBridges: the events path with kv.eventsBridge), a peer's prefix
+// counts until that request's first token or end, and a snapshot does not
+// carry it; elsewhere it stays a prediction.
+func TestBridgeClaimsEndAtTheFirstToken(t *testing.T) {
+	withChain := func(e Event, chain ...uint64) Event { e.IndexChain = chain; return e }
+	b := newFixture(t, "b", func(o *Options) { o.Set = poolOf(t, e1, e2) })
+	b.r.SetBridges(func(ep string) bool { return ep == e1 })
+	held := func(ep string) int {
+		for _, o := range b.index.Match([]uint64{101, 102, 103}, t0, nil) {
+			if o.Endpoint == ep {
+				return o.Blocks
+			}
+		}
+		return 0
+	}
+	b.r.Apply("a", []Event{
+		withChain(ev(1, KindAdded, 1, e1), 101, 102, 103),
+		withChain(ev(2, KindAdded, 2, e1), 101, 102),
+		withChain(ev(3, KindAdded, 3, e2), 101, 102, 103), // a predicted-path endpoint
+	})
+	if held(e1) != 3 || held(e2) != 3 {
+		t.Fatalf("after the adds: e1 %d, e2 %d blocks, want 3 and 3", held(e1), held(e2))
+	}
+	b.r.Apply("a", []Event{ev(4, KindPrefillDone, 1, "")})
+	if got := held(e1); got != 2 {
+		t.Fatalf("after request 1's first token e1 holds %d blocks, want request 2's 2", got)
+	}
+	b.r.Apply("a", []Event{ev(5, KindFreed, 2, ""), ev(6, KindPrefillDone, 3, "")})
+	if held(e1) != 0 || held(e2) != 3 {
+		t.Fatalf("after request 2 ended and 3's first token: e1 %d, e2 %d blocks, want 0 and 3", held(e1), held(e2))
+	}
+	b.r.Added(7, e1, work(48, 201, 202, 203), []uint64{201, 202, 203})
+	b.r.Added(8, e2, work(48, 301, 302, 303), []uint64{301, 302, 303})
+	var chains int
+	for _, e := range b.r.Snapshot() {
+		if len(e.IndexChain) > 0 && e.Kind == KindPredicted {
+			chains++
+			if e.Endpoint != e2 {
+				t.Errorf("a snapshot carries a bridge claim on %s", e.Endpoint)
+			}
+		}
+	}
+	if chains != 1 {
+		t.Errorf("snapshot carries %d predicted chains, want e2's one", chains)
+	}
+}

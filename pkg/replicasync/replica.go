@@ -97,6 +97,8 @@ type Replica struct {
 	origins map[string]*origin
 	remote  int // peers' requests counted
 
+	bridges atomic.Pointer[func(endpoint string) bool] // see SetBridges
+
 	waits peerWaits    // peers' requests waiting in their queues: a lock of its own (see peerWaits)
 	lag   lagHigh      // recent apply lags (under rmu)
 	slack atomic.Int64 // the queue slack in force, ns (see followLag); read without rmu by Ahead
@@ -127,6 +129,20 @@ func New(o Options) (*Replica, error) {
 	return r, nil
 }
 
+// SetBridges tells the replica which endpoints are on the events path with
+// kv.eventsBridge: there a KindAdded's chain is a claim until the request's
+// first token (kvindex.ClaimUnreported, taken back at its KindPrefillDone or
+// KindFreed), not a prediction, and snapshots do not carry it. Replicas read
+// the same engines' events, so each answers for its own view. The router
+// calls it once, when it is built over this replica.
+func (r *Replica) SetBridges(f func(endpoint string) bool) { r.bridges.Store(&f) }
+
+// bridged reports whether endpoint's chains are bridge claims (SetBridges).
+func (r *Replica) bridged(endpoint string) bool {
+	f := r.bridges.Load()
+	return f != nil && (*f)(endpoint)
+}
+
 // ID is this replica's name to its peers.
 func (r *Replica) ID() string { return r.opts.ID }
 
@@ -136,7 +152,9 @@ func (r *Replica) Added(id uint64, endpoint string, w activework.Work, indexChai
 	r.mu.Lock()
 	delete(r.queued, id) // routed: its wait (if it waited) ends with this Added
 	r.own[id] = ownRequest{endpoint: endpoint, work: w, at: now, last: now}
-	r.chains.push(endpoint, indexChain, now)
+	if !r.bridged(endpoint) {
+		r.chains.push(endpoint, indexChain, now)
+	}
 	r.emit(Event{Kind: KindAdded, Request: id, At: now, Endpoint: endpoint, Work: w, IndexChain: indexChain})
 	r.mu.Unlock()
 }

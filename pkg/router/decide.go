@@ -160,17 +160,22 @@ func logDecision(log logr.Logger, d *Decision, res *scheduler.Result) {
 func (r *Router) commit(d *Decision) {
 	p, now := d.p, r.deps.Now()
 	d.handle.Hold()
+	bridge := r.bridgeChain(p, d.primary)
 	if r.deps.Sync != nil {
 		d.syncID = p.wait.id // a request that waited is routed under the id peers know it by
 		if d.syncID == 0 {
 			d.syncID = r.syncIDs.Add(1)
 		}
-		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), r.predictedChain(p, d.primary))
+		chain := r.predictedChain(p, d.primary)
+		if bridge != nil {
+			chain = bridge // peers claim it until its first token too (replicasync.SetBridges)
+		}
+		r.deps.Sync.Added(d.syncID, d.primary, r.work(p, d.CachedTokens()), chain)
 	}
-	if chain := r.bridgeChain(p, d.primary); chain != nil {
+	if bridge != nil {
 		// Here, off the request's path, not at choose: the events path
 		// indexes every block, and a long prompt's claim costs tens of µs.
-		d.claim, d.bridged = r.deps.Index.ClaimUnreported(d.primary, chain, now), true
+		d.claim, d.claimed, d.bridged = r.deps.Index.ClaimUnreported(d.primary, bridge, now), true, true
 	}
 	if p.Session != "" {
 		r.sessions.set(p.Session, d.primary, now)
@@ -195,15 +200,26 @@ func (r *Router) predictedChain(p *Prepared, endpoint string) []uint64 {
 	return nil
 }
 
-// bridgeChain is what choosing claims on an endpoint on the events path
+// bridgeChain is what committing claims on an endpoint on the events path
 // (kv.eventsBridge): p's chain, until its first token, by when the engine
 // has reported what it stored (Decision.firstToken takes the claim back).
-// Peers are not told: each replica reads the engine's events itself.
 func (r *Router) bridgeChain(p *Prepared, endpoint string) []uint64 {
-	if !r.bridge || r.predicts(endpoint) {
+	if !r.bridges(endpoint) {
 		return nil
 	}
 	return p.chainFor(endpoint)
+}
+
+// bridges reports whether a request routed to endpoint claims its prefix
+// there until its first token (kv.eventsBridge on an events-path endpoint).
+func (r *Router) bridges(endpoint string) bool { return r.bridge && !r.predicts(endpoint) }
+
+// initBridges tells a replica sync which endpoints' chains are bridge
+// claims (kv.eventsBridge), so peers take them back at the first token too.
+func (r *Router) initBridges() {
+	if b, ok := r.deps.Sync.(interface{ SetBridges(func(string) bool) }); ok {
+		b.SetBridges(r.bridges)
+	}
 }
 
 // work is p's active work on an endpoint believed to hold cached tokens of it.

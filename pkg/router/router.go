@@ -117,6 +117,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 	}
 	r.initQueueOrder()
+	r.initBridges()
 	telemetry.StartPool(d.Pool, cfg.KV.Observation)
 	telemetry.TokenizerInfo.WithLabelValues(d.Tokenizer.Name(), strconv.FormatBool(d.Tokenizer.Exact())).Set(1)
 	if _, remote := d.Tokenizer.(*tokenize.Pool); remote {
