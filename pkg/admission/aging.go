@@ -1,7 +1,6 @@
 package admission
 
 import (
-	"slices"
 	"time"
 )
 
@@ -76,16 +75,29 @@ func (g Aging) NextChange(now, enq time.Time) time.Time {
 
 // sortTiers orders items (already in class, then arrival order, or arrival
 // order alone) by class when byClass, then tier, keeping arrival order within
-// each. It returns at once when the oldest item (the level's FIFO head) is
-// still on time, the common case, so a queue nobody is late in pays nothing.
-func sortTiers[T any](g Aging, items []*Item[T], now, oldest time.Time, byClass bool) {
+// each: a stable partition of each class's run, linear in len(items), with
+// tmp as scratch. It returns at once when the oldest item (the level's FIFO
+// head) is still on time, the common case, so a queue nobody is late in pays
+// nothing.
+func sortTiers[T any](g Aging, items, tmp []*Item[T], now, oldest time.Time, byClass bool) []*Item[T] {
 	if !g.On() || now.Sub(oldest) < g.LateAfter {
-		return
+		return tmp
 	}
-	slices.SortStableFunc(items, func(a, b *Item[T]) int {
-		if byClass && a.class != b.class {
-			return a.class - b.class
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && (!byClass || items[j].class == items[i].class) {
+			j++
 		}
-		return g.tier(now, a.enqueued) - g.tier(now, b.enqueued)
-	})
+		tmp = tmp[:0]
+		for _, want := range [...]int{tierUrgent, tierOnTime, tierLate} {
+			for _, it := range items[i:j] {
+				if g.tier(now, it.enqueued) == want {
+					tmp = append(tmp, it)
+				}
+			}
+		}
+		copy(items[i:j], tmp)
+		i = j
+	}
+	return tmp
 }

@@ -78,8 +78,9 @@ type Core[T any] struct {
 	tokens int
 	seq    uint64
 	last   time.Time // latest push time, to keep each level's FIFO in time order
-	// scratch holds one level's items in release order during Release.
-	scratch []*Item[T]
+	// scratch holds one level's items in release order during Release;
+	// tiers is sortTiers' scratch.
+	scratch, tiers []*Item[T]
 	// pass identifies the Release pass under way (see Item.Pass).
 	pass uint64
 }

@@ -50,6 +50,7 @@ func (c *Core[T]) Release(now time.Time, canDispatch func(*Item[T]) bool) []*Ite
 		}
 	}
 	clear(c.scratch) // keep no pointers to items that left
+	clear(c.tiers[:cap(c.tiers)])
 	if out != nil {
 		c.compact()
 	}
@@ -129,7 +130,7 @@ func (c *Core[T]) ordered(l *level[T], now time.Time) []*Item[T] {
 			items = append(items, it)
 		}
 	}
-	sortTiers(c.opts.Aging(), items, now, l.head.enqueued, c.opts.Order == v1.QueueWSPT)
+	c.tiers = sortTiers(c.opts.Aging(), items, c.tiers, now, l.head.enqueued, c.opts.Order == v1.QueueWSPT)
 	c.scratch = items
 	return items
 }

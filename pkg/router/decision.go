@@ -28,8 +28,8 @@ type Decision struct {
 	handle    *activework.Handle // started by choose
 	expect    *expectation       // the time model's prediction, to learn from
 	syncID    uint64             // this decision's id towards Deps.Sync (0: not told)
-	claim     kvindex.Claim      // the predicted prefix choosing recorded on the primary
-	claimed   bool               // choosing recorded one (peers did too, at Added)
+	claim     kvindex.Claim      // the prefix claimed on the primary: predicted at choose, or a bridge at commit
+	claimed   bool               // a claim was recorded (peers did too, at Added)
 	bridged   bool               // claim is the events path's bridge: taken back at the first token
 	prefilled bool               // the first token was seen: the engine holds the prompt
 	committed bool
