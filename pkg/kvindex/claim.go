@@ -43,10 +43,22 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 		return Claim{}
 	}
 	ep.expire(t)
+	start := 0
+	if whole {
+		// The leading blocks the engine reported need no claim: events keep
+		// and drop them, and not writing them is most of a bridge's cost
+		// when a long prefix is shared.
+		for start < len(chain) && ep.observedLocked(chain[start]) {
+			start++
+		}
+		if start == len(chain) {
+			return Claim{}
+		}
+	}
 	from, first := ep.clock+1, len(chain)
 	// Last block first, so earlier blocks are touched later and outlive the
 	// later ones under LRU pressure.
-	for i := len(chain) - 1; i >= 0; i-- {
+	for i := len(chain) - 1; i >= start; i-- {
 		if !ep.upsert(chain[i], false) {
 			first = i
 		}
@@ -59,7 +71,7 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 	}
 	ix.settle(ep)
 	if whole {
-		first = 0
+		first = start
 	}
 	if first == len(chain) {
 		return Claim{} // every block was held already: nothing of its own to take back
@@ -109,6 +121,12 @@ func (ix *Index) Observed(endpoint string, h uint64) bool {
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	return !ep.dead && ep.observedLocked(h)
+}
+
+// observedLocked reports whether the endpoint holds h as an engine reported
+// it. Callers hold ep.mu.
+func (ep *endpoint) observedLocked(h uint64) bool {
 	v, ok := ep.blocks.get(h)
-	return ok && !ep.dead && ep.order.nodes[uint32(v)].tv&1 == 1
+	return ok && ep.order.nodes[uint32(v)].tv&1 == 1
 }
