@@ -260,8 +260,8 @@ func TestQueueDefaults(t *testing.T) {
 			if c.Admission.QueuePolicy != QueueWSPT {
 				t.Errorf("queuePolicy = %q, want wspt by default", c.Admission.QueuePolicy)
 			}
-			if l := c.Admission.LateAfterOrOff(); l != 8*time.Second {
-				t.Errorf("lateAfter = %v, want 8s by default", l)
+			if l := c.Admission.LateAfterOrOff(); l != 0 {
+				t.Errorf("lateAfter = %v, want off by default", l)
 			}
 			// The affinity threshold is on exactly when the queue is, at 1.0.
 			if a := c.Admission.AffinityThreshold; (a == nil) != (got == nil) || (a != nil && *a != 1) {

@@ -84,7 +84,7 @@ func (a *Admission) setDefaults(mode string) {
 	}
 	setDur(&a.MaxQueueWait, 30*time.Second)
 	if a.LateAfter == nil {
-		a.LateAfter = &Duration{8 * time.Second}
+		a.LateAfter = &Duration{} // off: see the field's comment for why not on
 	}
 }
 

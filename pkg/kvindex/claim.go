@@ -22,8 +22,9 @@ func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) 
 }
 
 // ClaimUnreported records chain as predicted on endpoint like ClaimPredicted,
-// but its claim covers every block of chain, held before or not: Retract then
-// drops each one no engine event and no later claim touched. It is the
+// but its claim covers every block of chain the engine has not reported, held
+// before or not: Retract then drops each one no engine event and no later
+// claim touched. It sets no TTL: the caller must Retract it. It is the
 // events path's bridge from routing to the engine's report: a prefix counts
 // as cached while requests routed with it are on their way, and only the
 // engine's events keep it after that.
@@ -63,11 +64,17 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 			first = i
 		}
 	}
-	exp := t + int64(ix.opts.PredictedTTL)
-	if n := len(ep.recs); n > ep.rhead && ep.recs[n-1].exp == exp {
-		ep.recs[n-1].touch = ep.clock // same expiry: extend the last record
-	} else {
-		ep.recs = append(ep.recs, expRec{ep.clock, exp})
+	// A bridge claim leaves no expiry record: Retract at the request's first
+	// token or end is its end. With one, every endpoint on the events path
+	// would have a record falling due every few requests, and each Match on
+	// the request path would stop to expire them under the endpoint's lock.
+	if !whole {
+		exp := t + int64(ix.opts.PredictedTTL)
+		if n := len(ep.recs); n > ep.rhead && ep.recs[n-1].exp == exp {
+			ep.recs[n-1].touch = ep.clock // same expiry: extend the last record
+		} else {
+			ep.recs = append(ep.recs, expRec{ep.clock, exp})
+		}
 	}
 	ix.settle(ep)
 	if whole {

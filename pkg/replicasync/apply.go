@@ -298,6 +298,9 @@ func (r *Replica) Tick(now time.Time) {
 		for id, q := range o.reqs {
 			if q.last.Before(cutoff) {
 				q.h.Free()
+				if q.bridge {
+					r.retract(q) // a bridge claim has no TTL of its own
+				}
 				delete(o.reqs, id)
 				r.remote--
 				telemetry.ReplicaSyncExpired.WithLabelValues("orphan").Inc()
