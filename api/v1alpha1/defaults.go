@@ -99,7 +99,7 @@ func (a *Admission) LateAfterOrOff() time.Duration {
 func (k *KV) setDefaults() {
 	setStr(&k.Observation, ObserveAuto)
 	if k.EventsBridge == nil {
-		k.EventsBridge = ptr(true)
+		k.EventsBridge = ptr(false) // opt-in: see the field's comment
 	}
 	setDur(&k.EventsSilenceAfter, time.Minute)
 	if k.UnmatchedAlarmAfter == 0 {

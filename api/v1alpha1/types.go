@@ -284,11 +284,14 @@ type KV struct {
 	// size comes from its KV events' block_size, else its configured or scraped capacity (vLLM
 	// cache_config_info block_size, SGLang page_size); a request is hashed once per distinct size in the pool.
 	BlockSize int `json:"blockSize"`
-	// EventsBridge (default true) counts, on an endpoint on the events path, the prefix of a request just routed
-	// there as cached from the decision until the request's first token, when the engine has reported the blocks
-	// it stored: without it a request arriving in between (the engine's queue plus the events' delay) does not
-	// see the prefix and computes it again elsewhere, which a cold start with many new prefixes pays at p99.
-	// Blocks the engine reported by then stay; the rest are taken back. false: events alone (Dynamo's behaviour).
+	// EventsBridge (default false: events alone, Dynamo's behaviour) counts, on an endpoint on the events path,
+	// the prefix of a request just routed there as cached from the decision until the request's first token, when
+	// the engine has reported the blocks it stored: without it a request arriving in between (the engine's queue
+	// plus the events' delay) does not see the prefix and computes it again elsewhere, which a cold start with
+	// many new prefixes pays at p99 (routebench shared-prefix at 25 req/s: p99 1.58-2.20 s to 1.22-1.90 s).
+	// Blocks the engine reported by then stay; the rest are taken back. It costs index work per request on every
+	// replica (peers claim too), and the real-time soak was worse with it on this 2-core host (not attributed
+	// cleanly: its runs vary), so it is opt-in until measured on real hardware.
 	EventsBridge *bool `json:"eventsBridge,omitempty"`
 	// PredictedTTL expires predicted entries (default 120s). Longer keeps
 	// affinity for slower-returning prefixes but predicts blocks the engine evicted.

@@ -74,8 +74,8 @@ func TestAutoPathFollowsEachEndpointsEvents(t *testing.T) {
 }
 
 // Only endpoints on the predicted path keep predicted entries: a decision for
-// an endpoint on the events path leaves the index as its events made it once
-// it ends (its bridge claim, kv.eventsBridge, is taken back).
+// an endpoint on the events path leaves the index as its events made it (a
+// bridge claim, with kv.eventsBridge on, is taken back when it ends).
 func TestAutoRecordsPredictedOnlyOffTheEventsPath(t *testing.T) {
 	for _, events := range []bool{false, true} {
 		f := newFixture(t, 1, func(c *v1.Config) { c.KV.Observation = v1.ObserveAuto })

@@ -100,7 +100,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration),
-		stride: cfg.KV.IndexStride(), bridge: cfg.KV.EventsBridge == nil || *cfg.KV.EventsBridge}
+		stride: cfg.KV.IndexStride(), bridge: cfg.KV.EventsBridge != nil && *cfg.KV.EventsBridge}
 	if cfg.KV.Observation != v1.ObservePredicted && cfg.KV.HostHitWeight != nil && cfg.KV.DiskHitWeight != nil {
 		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
 	}

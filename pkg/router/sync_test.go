@@ -68,7 +68,8 @@ func withSync(t testing.TB, f *fixture, s replicasync.Recorder, mut func(*v1.Con
 // committed, in order, under one id; an uncommitted one is never told.
 func TestSyncHearsTheCommittedLifecycle(t *testing.T) {
 	events := func(c *v1.Config) { c.KV.Observation = v1.ObserveEvents }
-	noBridge := func(c *v1.Config) { c.KV.Observation, c.KV.EventsBridge = v1.ObserveEvents, new(bool) }
+	on := true
+	bridge := func(c *v1.Config) { c.KV.Observation, c.KV.EventsBridge = v1.ObserveEvents, &on }
 	cases := []struct {
 		name string
 		mut  func(*v1.Config)
@@ -86,13 +87,13 @@ func TestSyncHearsTheCommittedLifecycle(t *testing.T) {
 			"added 1 %p prompt=%n chain=true; refused 1; freed 1"},
 		{"refused after the first token is not heard", nil, func(d *Decision) { d.Commit(); d.FirstToken(); d.Refused(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=true; prefill 1; freed 1"},
-		{"events path sends its bridge claim", events, func(d *Decision) { d.Commit(); d.FirstToken(); d.Done(nil) },
+		{"events path sends its bridge claim", bridge, func(d *Decision) { d.Commit(); d.FirstToken(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=true; prefill 1; freed 1"},
-		{"events path: a refusal takes the bridge back", events, func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) },
+		{"events path: a refusal takes the bridge back", bridge, func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=true; refused 1; freed 1"},
-		{"events path without the bridge sends no prefix", noBridge, func(d *Decision) { d.Commit(); d.Done(nil) },
+		{"events path without the bridge (the default) sends no prefix", events, func(d *Decision) { d.Commit(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=false; freed 1"},
-		{"events path without the bridge: a refusal has nothing to take back", noBridge, func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) },
+		{"events path without the bridge: a refusal has nothing to take back", events, func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) },
 			"added 1 %p prompt=%n chain=false; freed 1"},
 	}
 	for _, tc := range cases {
