@@ -169,10 +169,7 @@ func (r *Replica) restart(o *origin) {
 func (r *Replica) freeAll(o *origin, reason string) {
 	r.waits.endAll(o.name)
 	for id, q := range o.reqs {
-		q.h.Free()
-		if q.bridge {
-			r.retract(q)
-		}
+		r.free(q)
 		delete(o.reqs, id)
 		r.remote--
 		telemetry.ReplicaSyncExpired.WithLabelValues(reason).Inc()
@@ -217,6 +214,16 @@ func (r *Replica) refused(o *origin, ev *Event, now time.Time) bool {
 	return true
 }
 
+// free ends a peer's request's work here. A bridge claim goes with it: it has
+// no TTL of its own, and a request that ends without its first token seen
+// (or whose end was lost) would otherwise keep it.
+func (r *Replica) free(q *remoteRequest) {
+	q.h.Free()
+	if q.bridge {
+		r.retract(q)
+	}
+}
+
 func (r *Replica) retract(q *remoteRequest) {
 	if r.opts.Index != nil {
 		r.opts.Index.Retract(q.claim)
@@ -242,10 +249,7 @@ func (r *Replica) freed(o *origin, ev *Event) bool {
 	if q == nil {
 		return false
 	}
-	q.h.Free()
-	if q.bridge {
-		r.retract(q) // ended without a first token seen
-	}
+	r.free(q)
 	delete(o.reqs, ev.Request)
 	r.remote--
 	return true
@@ -297,10 +301,7 @@ func (r *Replica) Tick(now time.Time) {
 	for name, o := range r.origins {
 		for id, q := range o.reqs {
 			if q.last.Before(cutoff) {
-				q.h.Free()
-				if q.bridge {
-					r.retract(q) // a bridge claim has no TTL of its own
-				}
+				r.free(q)
 				delete(o.reqs, id)
 				r.remote--
 				telemetry.ReplicaSyncExpired.WithLabelValues("orphan").Inc()
