@@ -54,6 +54,8 @@ func TestParseAndValidate(t *testing.T) {
 		{"negative late-after", "admission:\n  lateAfter: -1s\n", []string{"admission.lateAfter", "negative"}},
 		{"late-after past the urgent mark", "admission:\n  maxQueueWait: 12s\n  lateAfter: 10s\n", []string{"admission.lateAfter", "10s", "five sixths"}},
 		{"late-after under the urgent mark", "admission:\n  maxQueueWait: 12s\n  lateAfter: 9s\n", nil},
+		{"late window unbounded", "admission:\n  lateWindow: 0s\n", nil},
+		{"negative late window", "admission:\n  lateWindow: -5s\n", []string{"admission.lateWindow", "negative"}},
 		{"engine path without slash", "scrape:\n  enginePaths:\n    sglang: metrics\n", []string{"scrape.enginePaths.sglang"}},
 		{"prune target above 1", "kv:\n  pruneTarget: 1.5\n", []string{"kv.pruneTarget"}},
 		{"host weight above 1", "kv:\n  hostHitWeight: 1.5\n", []string{"kv.hostHitWeight", "1.5"}},

@@ -86,6 +86,17 @@ func (a *Admission) setDefaults(mode string) {
 	if a.LateAfter == nil {
 		a.LateAfter = &Duration{} // off: see the field's comment for why not on
 	}
+	if a.LateWindow == nil {
+		a.LateWindow = &Duration{Duration: 60 * time.Second}
+	}
+}
+
+// LateWindowOrNone is admission.lateWindow (0: no bound).
+func (a *Admission) LateWindowOrNone() time.Duration {
+	if a.LateWindow == nil {
+		return 0
+	}
+	return a.LateWindow.Duration
 }
 
 // LateAfterOrOff is admission.lateAfter (0 when off).

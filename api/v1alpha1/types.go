@@ -256,6 +256,15 @@ type Admission struct {
 	// 1,000 requests/s on a 2-core host went from p95 0.25 s to 1.2-2.7 s
 	// with it. Must be under five sixths of maxQueueWait.
 	LateAfter *Duration `json:"lateAfter,omitempty"`
+	// LateWindow (default "60s") ends lateAfter's tiers when the queue has
+	// not drained for that long: a backlog that old is a fleet at or past
+	// its capacity, not a surge it will clear, and there a late request
+	// would yield to every newcomer until the urgent mark, so the queue
+	// keeps arrival order instead. Longer keeps the tiers through longer
+	// surges (routebench's brief-import backlog lasts 32-39 s, burst's
+	// 18 s); shorter returns to arrival order sooner under a standing
+	// queue. "0s": no bound.
+	LateWindow *Duration `json:"lateWindow,omitempty"`
 }
 
 // KV configures tokens, hashing and the prefix index.

@@ -151,6 +151,9 @@ func (a *Admission) validate(p *problems) {
 	} else if w := a.MaxQueueWait.Duration; l > 0 && w > 0 && l >= w-w/6 {
 		p.add("admission.lateAfter", "must be under five sixths of maxQueueWait (%v), got %v: a late request goes first again in the last sixth", w-w/6, l)
 	}
+	if a.LateWindow != nil && a.LateWindow.Duration < 0 {
+		p.add("admission.lateWindow", "must not be negative (\"0s\": no bound)")
+	}
 }
 
 func (k *KV) validate(p *problems) {

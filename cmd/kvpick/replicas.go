@@ -157,7 +157,7 @@ func (p *peers) core(cfg *v1.Config, set *endpoints.Set, index *kvindex.Index, a
 	}
 	r, err := replicasync.New(replicasync.Options{ID: p.id, Active: active, Index: index, Set: set, Log: log.WithName("replicasync"),
 		Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration, MaxWait: cfg.Admission.MaxQueueWait.Duration,
-		LateAfter: cfg.Admission.LateAfterOrOff(), OnChange: notify})
+		OnChange: notify})
 	if err != nil {
 		p.lis.Close()
 		return nil, err

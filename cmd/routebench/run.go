@@ -186,6 +186,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.queueLate >= 0 {
 		po.QueueLateAfter = &o.queueLate
 	}
+	if o.queueLateWin >= 0 {
+		po.QueueLateWindow = &o.queueLateWin
+	}
 	switch o.eventsBridge {
 	case "":
 	case "on", "off":

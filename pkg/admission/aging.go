@@ -25,6 +25,15 @@ type Aging struct {
 	// MaxWait is the queue's timeout; a request in its final
 	// 1/UrgentShare is urgent.
 	MaxWait time.Duration
+	// Window bounds a surge: the tiers apply only while the queue's backlog
+	// (Since) is younger than Window (0: no bound). A backlog older than
+	// that is a fleet running at or past its capacity, not a surge it will
+	// clear: there a late request would yield to every newcomer until the
+	// urgent mark, so it waits in arrival order instead.
+	Window time.Duration
+	// Since is when the queue last went from empty to waiting (zero:
+	// unknown, no bound).
+	Since time.Time
 }
 
 // UrgentShare sets the final part of MaxWait (1/UrgentShare of it) in which
@@ -45,9 +54,18 @@ func (g Aging) urgentAfter() time.Duration { return g.MaxWait - g.MaxWait/Urgent
 // On reports whether tiers are in use.
 func (g Aging) On() bool { return g.LateAfter > 0 && g.LateAfter < g.urgentAfter() }
 
+// onAt reports whether tiers are in use at now: on, and the backlog younger
+// than Window.
+func (g Aging) onAt(now time.Time) bool { return g.On() && !g.surgeOver(now) }
+
+// surgeOver reports whether the backlog has outlived Window at now.
+func (g Aging) surgeOver(now time.Time) bool {
+	return g.Window > 0 && !g.Since.IsZero() && now.Sub(g.Since) >= g.Window
+}
+
 // tier is the tier at now of a request enqueued at enq.
 func (g Aging) tier(now, enq time.Time) int {
-	if !g.On() {
+	if !g.onAt(now) {
 		return tierOnTime
 	}
 	switch w := now.Sub(enq); {
@@ -60,17 +78,27 @@ func (g Aging) tier(now, enq time.Time) int {
 }
 
 // NextChange is when a request enqueued at enq next changes tier after now
-// (zero: never, or tiers are off).
+// (zero: never, or tiers are off): it turns late, or urgent, or the surge
+// window closes on the backlog.
 func (g Aging) NextChange(now, enq time.Time) time.Time {
-	if !g.On() {
+	if !g.onAt(now) {
 		return time.Time{}
 	}
-	for _, d := range []time.Duration{g.LateAfter, g.urgentAfter()} {
-		if t := enq.Add(d); t.After(now) {
-			return t
+	var next time.Time
+	for _, t := range []time.Time{enq.Add(g.LateAfter), enq.Add(g.urgentAfter()), g.windowEnd()} {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
 		}
 	}
-	return time.Time{}
+	return next
+}
+
+// windowEnd is when the backlog outlives Window (zero: no bound).
+func (g Aging) windowEnd() time.Time {
+	if g.Window <= 0 || g.Since.IsZero() {
+		return time.Time{}
+	}
+	return g.Since.Add(g.Window)
 }
 
 // sortTiers orders items (already in class, then arrival order, or arrival
@@ -80,7 +108,7 @@ func (g Aging) NextChange(now, enq time.Time) time.Time {
 // head) is still on time, the common case, so a queue nobody is late in pays
 // nothing.
 func sortTiers[T any](g Aging, items, tmp []*Item[T], now, oldest time.Time, byClass bool) []*Item[T] {
-	if !g.On() || now.Sub(oldest) < g.LateAfter {
+	if !g.onAt(now) || now.Sub(oldest) < g.LateAfter {
 		return tmp
 	}
 	for i := 0; i < len(items); {

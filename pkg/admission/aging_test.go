@@ -139,3 +139,76 @@ func TestRankBeforeAt(t *testing.T) {
 		}
 	}
 }
+
+// TestAgingWindow: the tiers last only while the queue's backlog is younger
+// than LateWindow; past it the queue releases in arrival order, and a queue
+// that drained starts a new backlog, and so a new window, at its next push.
+func TestAgingWindow(t *testing.T) {
+	newQ := func() *Core[string] {
+		return NewCore[string](Options{Order: v1.QueueFCFS, MaxWait: ms(60), LateAfter: ms(10), LateWindow: ms(30)})
+	}
+	tests := []struct {
+		name string
+		push []int // push times (ms) of a, b, c
+		now  int
+		want string
+	}{
+		{"inside the window: the late yield", []int{0, 1, 25}, 29, "c,a,b"},
+		{"the backlog outlived the window: arrival order", []int{0, 1, 25}, 30, "a,b,c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newQ()
+			for i, n := range []string{"a", "b", "c"} {
+				if _, err := c.Push(item(n, 0), at(tt.push[i])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := names(releaseAll(t, c, at(tt.now))); got != tt.want {
+				t.Errorf("released %q at %d ms, want %q", got, tt.now, tt.want)
+			}
+		})
+	}
+	t.Run("a drained queue starts a new window", func(t *testing.T) {
+		c := newQ()
+		pushAll(t, c, item("first", 0))
+		if got := names(releaseAll(t, c, at(5))); got != "first" {
+			t.Fatalf("released %q", got)
+		}
+		for i, n := range []string{"a", "b", "c"} {
+			if _, err := c.Push(item(n, 0), at(100+[]int{0, 1, 25}[i])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g := c.Aging(); !g.Since.Equal(at(100)) {
+			t.Fatalf("backlog since %v, want the push at 100 ms", g.Since)
+		}
+		if got := names(releaseAll(t, c, at(129))); got != "c,a,b" {
+			t.Errorf("released %q at 129 ms, want the tiers of a new backlog (c,a,b)", got)
+		}
+	})
+	g := Aging{LateAfter: ms(10), MaxWait: ms(60), Window: ms(30), Since: at(0)}
+	if got := g.NextChange(at(20), at(15)); !got.Equal(at(25)) {
+		t.Errorf("next change %v, want 25 ms (late)", got)
+	}
+	if got := g.NextChange(at(26), at(15)); !got.Equal(at(30)) {
+		t.Errorf("next change %v, want 30 ms (the window ends before it turns urgent)", got)
+	}
+	if got := g.NextChange(at(30), at(15)); !got.IsZero() {
+		t.Errorf("next change %v after the window, want none", got)
+	}
+}
+
+// releaseAll releases the whole queue at now, one item per pass.
+func releaseAll(t *testing.T, c *Core[string], now time.Time) []*Item[string] {
+	t.Helper()
+	var got []*Item[string]
+	for c.Len() > 0 {
+		out := c.Release(now, oneSlot())
+		if len(out) == 0 {
+			t.Fatalf("nothing released with %d queued", c.Len())
+		}
+		got = append(got, out...)
+	}
+	return got
+}

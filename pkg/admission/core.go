@@ -38,16 +38,21 @@ type Options struct {
 	// LateAfter is the wait past which a request yields to requests that
 	// have waited less (see Aging; 0: arrival order only).
 	LateAfter time.Duration
+	// LateWindow ends the tiers when the queue has not drained for that
+	// long (see Aging.Window; 0: never).
+	LateWindow time.Duration
 }
 
 // FromConfig is the queue's options as a configuration sets them.
 func FromConfig(a v1.Admission) Options {
 	return Options{MaxLength: a.MaxQueueLength, MaxWait: a.MaxQueueWait.Duration, Order: a.QueuePolicy,
-		LateAfter: a.LateAfterOrOff()}
+		LateAfter: a.LateAfterOrOff(), LateWindow: a.LateWindowOrNone()}
 }
 
-// Aging is the tiering in force (see Aging).
-func (o Options) Aging() Aging { return Aging{LateAfter: o.LateAfter, MaxWait: o.MaxWait} }
+// Aging is the tiering these options set (see Aging), with no backlog yet.
+func (o Options) Aging() Aging {
+	return Aging{LateAfter: o.LateAfter, MaxWait: o.MaxWait, Window: o.LateWindow}
+}
 
 func (o Options) withDefaults() Options {
 	if o.MaxLength <= 0 {
@@ -83,6 +88,8 @@ type Core[T any] struct {
 	scratch, tiers []*Item[T]
 	// pass identifies the Release pass under way (see Item.Pass).
 	pass uint64
+	// backlog is when the queue last went from empty to waiting (Aging.Since).
+	backlog time.Time
 }
 
 // NewCore returns an empty queue with o's limits (defaults for zero fields).
@@ -93,6 +100,14 @@ func (c *Core[T]) Options() Options { return c.opts }
 
 // Len is the number of queued items.
 func (c *Core[T]) Len() int { return c.n }
+
+// Aging is the tiering in force, its surge window measured from this
+// queue's current backlog.
+func (c *Core[T]) Aging() Aging {
+	g := c.opts.Aging()
+	g.Since = c.backlog
+	return g
+}
 
 // PendingTokens is the sum of the queued items' ISLTokens (negatives count 0).
 func (c *Core[T]) PendingTokens() int { return c.tokens }
@@ -163,6 +178,9 @@ func (c *Core[T]) insert(it *Item[T], now time.Time) {
 		now = c.last
 	}
 	c.last = now
+	if c.n == 0 {
+		c.backlog = now
+	}
 	c.seq++
 	it.owner, it.seq, it.enqueued = c, c.seq, now
 	it.deadline = now.Add(c.opts.MaxWait)

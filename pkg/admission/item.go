@@ -55,6 +55,15 @@ func (it *Item[T]) Pass() uint64 {
 	return it.owner.pass
 }
 
+// Aging is the tiering of the queue the item waits in (zero when it waits
+// in none), for comparing it with requests waiting elsewhere (Rank.BeforeAt).
+func (it *Item[T]) Aging() Aging {
+	if it.owner == nil {
+		return Aging{}
+	}
+	return it.owner.Aging()
+}
+
 // Queued reports whether the item is waiting in a Core. Not safe to call
 // concurrently with that Core's methods.
 func (it *Item[T]) Queued() bool { return it.owner != nil }

@@ -130,7 +130,7 @@ func (c *Core[T]) ordered(l *level[T], now time.Time) []*Item[T] {
 			items = append(items, it)
 		}
 	}
-	c.tiers = sortTiers(c.opts.Aging(), items, c.tiers, now, l.head.enqueued, c.opts.Order == v1.QueueWSPT)
+	c.tiers = sortTiers(c.Aging(), items, c.tiers, now, l.head.enqueued, c.opts.Order == v1.QueueWSPT)
 	c.scratch = items
 	return items
 }

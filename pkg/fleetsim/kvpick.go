@@ -72,7 +72,7 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	if env.Bus != nil {
 		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Bus.clock(env.Now),
 			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration,
-			MaxWait: cfg.Admission.MaxQueueWait.Duration, LateAfter: cfg.Admission.LateAfterOrOff()})
+			MaxWait: cfg.Admission.MaxQueueWait.Duration})
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,9 @@ func (k *kvpick) PrefillWork(p Pending) int { return k.r.PrefillWork(p.(kvPendin
 func (k *kvpick) Admissible(p Pending) bool { return k.r.Admissible(p.(kvPending).p) }
 
 // Waits tells the router where p waits in the queue (see router.Waits).
-func (k *kvpick) Waits(p Pending, rank admission.Rank) { k.r.Waits(p.(kvPending).p, rank) }
+func (k *kvpick) Waits(p Pending, rank admission.Rank, g admission.Aging) {
+	k.r.Waits(p.(kvPending).p, rank, g)
+}
 
 // Abandon tells the router p left the queue unrouted.
 func (k *kvpick) Abandon(p Pending) { k.r.Abandon(p.(kvPending).p) }

@@ -49,6 +49,9 @@ type Options struct {
 	// QueueLateAfter, when set, overrides admission.lateAfter in the kv
 	// policies (0: off).
 	QueueLateAfter *time.Duration
+	// QueueLateWindow, when set, overrides admission.lateWindow in the kv
+	// policies.
+	QueueLateWindow *time.Duration
 	// EventsBridge, when set, overrides kv.eventsBridge in the kv policies.
 	EventsBridge *bool
 	// ReplicaQueueOrder, when set, overrides replicaSync.queueOrder in the
@@ -95,6 +98,9 @@ func standard(name string, o Options) (Spec, bool) {
 			c.Admission.QueuePolicy = o.QueuePolicy
 			if l := o.QueueLateAfter; l != nil {
 				c.Admission.LateAfter = &v1.Duration{Duration: *l}
+			}
+			if l := o.QueueLateWindow; l != nil {
+				c.Admission.LateWindow = &v1.Duration{Duration: *l}
 			}
 			c.KV.EventsBridge = o.EventsBridge
 			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder

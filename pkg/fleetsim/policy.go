@@ -81,7 +81,7 @@ type queueSplitter interface {
 // when one leaves it unrouted (timed out or shed), as kvpick's shared queue
 // order across replicas needs.
 type waiter interface {
-	Waits(p Pending, rank admission.Rank)
+	Waits(p Pending, rank admission.Rank, g admission.Aging)
 	Abandon(p Pending)
 }
 

@@ -106,10 +106,10 @@ func (r *replicated) PrefillWork(p Pending) int {
 }
 
 // Waits tells the replica that prepared p where it waits.
-func (r *replicated) Waits(p Pending, rank admission.Rank) {
+func (r *replicated) Waits(p Pending, rank admission.Rank, g admission.Aging) {
 	rp := p.(replicaPending)
 	if w, ok := r.pols[rp.i].(waiter); ok {
-		w.Waits(rp.Pending, rank)
+		w.Waits(rp.Pending, rank, g)
 		r.flush(rp.i)
 	}
 }

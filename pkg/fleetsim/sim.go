@@ -231,7 +231,7 @@ func (s *sim) enqueue(queue *admission.Core[*queued], q *queued) {
 	}
 	s.recs[q.id].Queued = true
 	if w, ok := s.pol.(waiter); ok {
-		w.Waits(q.p, it.Rank())
+		w.Waits(q.p, it.Rank(), it.Aging())
 	}
 	n, tokens := 0, 0
 	for _, q := range s.queues {

@@ -164,6 +164,8 @@ type QueueOrder interface {
 	// Ahead reports whether a peer has a request for model waiting that
 	// goes before rank and waits for room on endpoint, or with anyToo for
 	// room on any endpoint (a cold request); endpoint "" (a request that
-	// could go anywhere) counts every wait for the model.
-	Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool
+	// could go anywhere) counts every wait for the model. g is the tiering
+	// of the queue rank waits in (admission.Item.Aging): peers' waits are
+	// ordered in the same tiers.
+	Ahead(model, endpoint string, anyToo bool, rank admission.Rank, g admission.Aging) bool
 }

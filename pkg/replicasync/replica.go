@@ -40,9 +40,6 @@ type Options struct {
 	// MaxWait is the admission queue's longest wait (admission.maxQueueWait):
 	// a peer's request still waiting after twice this lost its end event.
 	MaxWait time.Duration
-	// LateAfter is admission.lateAfter (0: off): peers' waiting requests are
-	// ordered in the tiers the queue orders its own by (admission.Aging).
-	LateAfter time.Duration
 	// OnChange, when set, runs after a peer's queued request stopped
 	// waiting (the router's Notify: a request held back may go now). It
 	// runs without this Replica's locks held.

@@ -81,23 +81,23 @@ func TestAheadUsesTheSlackInForce(t *testing.T) {
 	f := newFixture(t, "b", nil)
 	f.r.Apply("a", []Event{waitEv(1, 1, "m", 20, 30)})
 	mine := admission.Rank{Class: 20, Enqueued: t0.Add(50 * time.Millisecond)}
-	if !f.r.Ahead("m", "", false, mine) {
+	if !f.r.Ahead("m", "", false, mine, admission.Aging{}) {
 		t.Fatal("at the 5ms floor a wait 20ms older does not hold")
 	}
 	late := ev(2, KindAdded, 2, e1)
 	late.At = f.clk.Now().Add(-30 * time.Millisecond)
 	f.r.Apply("a", []Event{late})
-	if f.r.Ahead("m", "", false, mine) {
+	if f.r.Ahead("m", "", false, mine, admission.Aging{}) {
 		t.Fatalf("with 30ms of lag (slack %v) a wait 20ms older still holds", f.r.QueueSlack())
 	}
 	f.r.Apply("a", []Event{waitEv(3, 3, "m", 19, 45)})
-	if !f.r.Ahead("m", "", false, mine) {
+	if !f.r.Ahead("m", "", false, mine, admission.Aging{}) {
 		t.Fatal("a smaller class waiting does not hold")
 	}
 	slow := ev(4, KindFreed, 2, "")
 	slow.At = f.clk.Now().Add(-60 * time.Millisecond)
 	f.r.Apply("a", []Event{slow})
-	if f.r.Ahead("m", "", false, mine) {
+	if f.r.Ahead("m", "", false, mine, admission.Aging{}) {
 		t.Fatalf("with 60ms of lag, past queueSlackMax, a peer's wait still holds (slack %v)", f.r.QueueSlack())
 	}
 }

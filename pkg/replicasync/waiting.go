@@ -40,13 +40,12 @@ func (r *Replica) Left(id uint64) {
 // Ahead implements QueueOrder. It takes only the waits' own lock: the router
 // calls it from its admission queue, which Apply re-enters (a peer's work
 // changing notifies the queue) while holding the apply lock.
-func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank) bool {
+func (r *Replica) Ahead(model, endpoint string, anyToo bool, rank admission.Rank, g admission.Aging) bool {
 	slack := r.QueueSlack() // read once: a peer's batch may move it meanwhile
 	if r.suspends(slack) {
 		return false
 	}
-	return r.waits.ahead(model, endpoint, anyToo, rank, slack, r.opts.Now(),
-		admission.Aging{LateAfter: r.opts.LateAfter, MaxWait: r.opts.MaxWait})
+	return r.waits.ahead(model, endpoint, anyToo, rank, slack, r.opts.Now(), g)
 }
 
 // PeersWaiting is the number of peers' requests known to wait.
@@ -81,6 +80,7 @@ type peerWaits struct {
 	target map[string]admission.Rank // first waiting rank per model and endpoint ("" : any)
 	dirty  bool                      // best and target need recomputing
 	next   time.Time                 // when a wait next changes tier (admission.Aging): recompute then too
+	g      admission.Aging           // the tiers best and target were computed with
 	left   bool                      // a wait ended since takeLeft last ran
 }
 
@@ -170,7 +170,8 @@ func (w *peerWaits) ahead(model, endpoint string, anyToo bool, rank admission.Ra
 	now time.Time, g admission.Aging) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.dirty || !w.next.IsZero() && !now.Before(w.next) {
+	if w.dirty || w.g != g || !w.next.IsZero() && !now.Before(w.next) {
+		w.g = g
 		clear(w.best)
 		clear(w.target)
 		w.next = time.Time{}

@@ -56,7 +56,7 @@ func TestAheadFollowsPeersWaits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "b", nil)
 			f.r.Apply("a", tc.evs)
-			if got := f.r.Ahead(tc.model, tc.endpoint, tc.anyToo, tc.rank); got != tc.ahead {
+			if got := f.r.Ahead(tc.model, tc.endpoint, tc.anyToo, tc.rank, admission.Aging{}); got != tc.ahead {
 				t.Fatalf("Ahead = %v, want %v (peers waiting: %d)", got, tc.ahead, f.r.PeersWaiting())
 			}
 		})
@@ -90,8 +90,8 @@ func TestWaitEndsNotify(t *testing.T) {
 	}
 	f.r.Apply("a", []Event{waitEv(7, 4, "m", 1, 0)})
 	f.r.ExpirePeer("a")
-	if n != 4 || f.r.Ahead("m", "", false, admission.Rank{Class: 50}) {
-		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", "", false, admission.Rank{Class: 50}))
+	if n != 4 || f.r.Ahead("m", "", false, admission.Rank{Class: 50}, admission.Aging{}) {
+		t.Fatalf("peer expiry: %d notifications, ahead %v", n, f.r.Ahead("m", "", false, admission.Rank{Class: 50}, admission.Aging{}))
 	}
 }
 
@@ -136,42 +136,44 @@ func TestWaitingSentAndSnapshotted(t *testing.T) {
 	}
 	b := newFixture(t, "b", nil)
 	b.r.Apply("a", a.r.Snapshot())
-	if !b.r.Ahead("m", "", false, admission.Rank{Class: 12}) || b.r.Ahead("m", "", false, admission.Rank{Class: 10}) {
+	if !b.r.Ahead("m", "", false, admission.Rank{Class: 12}, admission.Aging{}) || b.r.Ahead("m", "", false, admission.Rank{Class: 10}, admission.Aging{}) {
 		t.Fatal("a snapshot's wait does not order the peer's queue")
 	}
 }
 
-// TestAheadInAgingTiers: with admission.lateAfter set, a peer's wait is
-// compared in the tiers its queue orders it by, at this replica's clock, and
-// the first ranks are recomputed when a wait changes tier with no event in
-// between (LateAfter 8s, MaxWait 30s: urgent from 25s).
+// TestAheadInAgingTiers: a peer's wait is compared in the tiers the
+// asking request's queue orders by (LateAfter 8s, MaxWait 30s: urgent from
+// 25s), at this replica's clock; the first ranks are recomputed when a wait
+// changes tier with no event in between, and when the tiers change (the
+// queue's backlog outlived its surge window, or a new backlog began).
 func TestAheadInAgingTiers(t *testing.T) {
-	f := newFixture(t, "b", func(o *Options) { o.LateAfter, o.MaxWait = 8*time.Second, 30*time.Second })
+	f := newFixture(t, "b", func(o *Options) { o.MaxWait = 30 * time.Second })
 	// The peer's requests, queued at t0 and t0+4s; mine at t0+5s.
 	f.r.Apply("a", []Event{waitEv(1, 1, "m", 20, 0), waitEv(2, 2, "m", 20, 4000)})
 	mine := admission.Rank{Class: 20, Enqueued: t0.Add(5 * time.Second)}
+	tiers := admission.Aging{LateAfter: 8 * time.Second, MaxWait: 30 * time.Second}
+	windowed := tiers
+	windowed.Window, windowed.Since = 12*time.Second, t0.Add(time.Second) // tiers end at t0+13s
 	steps := []struct {
 		at    time.Duration
+		g     admission.Aging
 		ahead bool
 		why   string
 	}{
-		{6 * time.Second, true, "all on time: the oldest goes first"},
-		{9 * time.Second, true, "the first is late; the second, on time and older than mine, goes first now"},
-		{12500 * time.Millisecond, false, "both of the peer's are late, mine on time"},
-		{13500 * time.Millisecond, true, "all late: the oldest goes first"},
-		{26 * time.Second, true, "the first is urgent"},
+		{6 * time.Second, tiers, true, "all on time: the oldest goes first"},
+		{9 * time.Second, tiers, true, "the first is late; the second, on time and older than mine, goes first now"},
+		{12500 * time.Millisecond, tiers, false, "both of the peer's are late, mine on time"},
+		{12500 * time.Millisecond, windowed, false, "the same inside the surge window"},
+		{12500 * time.Millisecond, admission.Aging{MaxWait: 30 * time.Second}, true, "tiers off: arrival order"},
+		{12900 * time.Millisecond, windowed, false, "still inside the window"},
+		{13100 * time.Millisecond, windowed, true, "the backlog outlived the window: arrival order"},
+		{13500 * time.Millisecond, tiers, true, "all late: the oldest goes first"},
+		{26 * time.Second, tiers, true, "the first is urgent"},
 	}
 	for _, s := range steps {
 		f.clk.now = t0.Add(s.at)
-		if got := f.r.Ahead("m", "", false, mine); got != s.ahead {
+		if got := f.r.Ahead("m", "", false, mine, s.g); got != s.ahead {
 			t.Fatalf("at %v: Ahead = %v, want %v (%s)", s.at, got, s.ahead, s.why)
 		}
-	}
-	// Tiers off: arrival order whatever the waits.
-	off := newFixture(t, "b", func(o *Options) { o.MaxWait = 30 * time.Second })
-	off.r.Apply("a", []Event{waitEv(1, 1, "m", 20, 0)})
-	off.clk.now = t0.Add(12500 * time.Millisecond)
-	if !off.r.Ahead("m", "", false, mine) {
-		t.Fatal("without lateAfter the older wait goes first")
 	}
 }

@@ -16,7 +16,7 @@ import (
 // the queue does not ask the rest of the group in this pass.
 func (r *Router) canDispatch(it *admission.Item[*Prepared]) bool {
 	if it.Queued() {
-		r.Waits(it.Value, it.Rank())
+		r.Waits(it.Value, it.Rank(), it.Aging())
 	}
 	it.Value.pass = it.Pass()
 	ok := r.Admissible(it.Value)

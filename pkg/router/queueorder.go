@@ -13,13 +13,14 @@ import (
 // replicas. The admission queue's lock serialises every access.
 type waitState struct {
 	rank      admission.Rank
-	queued    bool          // rank is set: the request waits in this replica's queue
-	id        uint64        // announced to peers under this id (0: not announced); its Added reuses it
-	held      time.Time     // since when it could go but a peer's request ranked first (zero: not held now)
-	heldFor   time.Duration // the holds it has ended, summed: queueYield bounds the sum, not each hold
-	target    string        // the endpoint it waits for room on, per the gate's last refusal ("": any)
-	announced string        // the target peers last heard
-	cold      bool          // admitted as a request no endpoint holds cached (it could have gone anywhere with room)
+	aging     admission.Aging // the tiers of the queue it waits in
+	queued    bool            // rank is set: the request waits in this replica's queue
+	id        uint64          // announced to peers under this id (0: not announced); its Added reuses it
+	held      time.Time       // since when it could go but a peer's request ranked first (zero: not held now)
+	heldFor   time.Duration   // the holds it has ended, summed: queueYield bounds the sum, not each hold
+	target    string          // the endpoint it waits for room on, per the gate's last refusal ("": any)
+	announced string          // the target peers last heard
+	cold      bool            // admitted as a request no endpoint holds cached (it could have gone anywhere with room)
 }
 
 // initQueueOrder turns the shared queue order on when the router queues and
@@ -33,10 +34,12 @@ func (r *Router) initQueueOrder() {
 	}
 }
 
-// Waits notes that p waits in a queue at rank: the simulator's queue calls
-// it (the real-time queue is read through canDispatch).
-func (r *Router) Waits(p *Prepared, rank admission.Rank) {
-	p.wait.rank, p.wait.queued = rank, true
+// Waits notes that p waits in a queue at rank, tiered by g (the queue's
+// Aging, fixed while p waits: its backlog lasts at least as long): the
+// simulator's queue calls it (the real-time queue is read through
+// canDispatch).
+func (r *Router) Waits(p *Prepared, rank admission.Rank, g admission.Aging) {
+	p.wait.rank, p.wait.aging, p.wait.queued = rank, g, true
 }
 
 // heldForPeers reports whether p, a queued request the gate would admit,
@@ -62,7 +65,7 @@ func (r *Router) heldForPeers(p *Prepared) bool {
 	// a cold request (admitted on an endpoint with room for any), one
 	// waiting for room anywhere. A request admitted pool-wide (no endpoint
 	// yet) gives way to any.
-	if !r.order.Ahead(p.Req.Model, p.admittedOn, p.wait.cold, p.wait.rank) {
+	if !r.order.Ahead(p.Req.Model, p.admittedOn, p.wait.cold, p.wait.rank, p.wait.aging) {
 		p.wait.endHold(now, "peer_went")
 		return false
 	}

@@ -22,6 +22,10 @@ import (
 )
 
 // orderFake is a Recorder and QueueOrder whose peers' queue is set by the test.
+// The fake must stay a QueueOrder: a router whose Sync is not one runs
+// without the shared order, and these tests would test nothing.
+var _ replicasync.QueueOrder = (*orderFake)(nil)
+
 type orderFake struct {
 	recorder
 	ahead bool // a peer's request goes before any asked rank
@@ -30,8 +34,8 @@ type orderFake struct {
 func (o *orderFake) Waiting(id uint64, model, endpoint string, rank admission.Rank) {
 	o.note("waiting %d %s class=%d", id, model, rank.Class)
 }
-func (o *orderFake) Left(id uint64)                                  { o.note("left %d", id) }
-func (o *orderFake) Ahead(string, string, bool, admission.Rank) bool { return o.ahead }
+func (o *orderFake) Left(id uint64)                                                   { o.note("left %d", id) }
+func (o *orderFake) Ahead(string, string, bool, admission.Rank, admission.Aging) bool { return o.ahead }
 
 // queuedN prepares a request of n words and puts it in a simulated queue at class.
 func queuedN(t *testing.T, f *fixture, class int, prefix string, n int) *Prepared {
@@ -40,7 +44,7 @@ func queuedN(t *testing.T, f *fixture, class int, prefix string, n int) *Prepare
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.r.Waits(p, admission.Rank{Class: class, Enqueued: f.clock()})
+	f.r.Waits(p, admission.Rank{Class: class, Enqueued: f.clock()}, admission.Aging{})
 	return p
 }
 

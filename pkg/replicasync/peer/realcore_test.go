@@ -62,17 +62,17 @@ func TestRealCoreSharesQueueOrder(t *testing.T) {
 	go func() { send.Run(ctx, tr); close(done) }() // the live events
 	t.Cleanup(func() { cancel(); <-done })
 	mine := admission.Rank{Class: 12, Enqueued: at}
-	eventually(t, "the snapshot's wait", func() bool { return recv.Ahead("m", "", false, mine) })
+	eventually(t, "the snapshot's wait", func() bool { return recv.Ahead("m", "", false, mine, admission.Aging{}) })
 	send.Waiting(2, "m", "", admission.Rank{Class: 11, Enqueued: at}) // live
 	send.Left(1)
 	// Only request 2 (class 11) waits once Left(1) is applied: a class-11
 	// request queued earlier goes first, a class-12 one still gives way.
 	eventually(t, "the live wait replacing the snapshot's", func() bool {
-		return recv.PeersWaiting() == 1 && !recv.Ahead("m", "", false, admission.Rank{Class: 11, Enqueued: at.Add(-time.Second)})
+		return recv.PeersWaiting() == 1 && !recv.Ahead("m", "", false, admission.Rank{Class: 11, Enqueued: at.Add(-time.Second)}, admission.Aging{})
 	})
-	if !recv.Ahead("m", "", false, mine) {
+	if !recv.Ahead("m", "", false, mine, admission.Aging{}) {
 		t.Fatal("the receiver's order lost the sender's live wait")
 	}
 	send.Added(2, "10.0.0.1:8000", activework.Work{PromptTokens: 64, UncachedTokens: 64, BlockSize: 16}, nil)
-	eventually(t, "routed: no wait left", func() bool { return !recv.Ahead("m", "", false, mine) && recv.RemoteInFlight() == 1 })
+	eventually(t, "routed: no wait left", func() bool { return !recv.Ahead("m", "", false, mine, admission.Aging{}) && recv.RemoteInFlight() == 1 })
 }
