@@ -262,8 +262,8 @@ func TestQueueDefaults(t *testing.T) {
 			if c.Admission.QueuePolicy != QueueWSPT {
 				t.Errorf("queuePolicy = %q, want wspt by default", c.Admission.QueuePolicy)
 			}
-			if l := c.Admission.LateAfterOrOff(); l != 0 {
-				t.Errorf("lateAfter = %v, want off by default", l)
+			if l, w := c.Admission.LateAfterOrOff(), c.Admission.LateWindowOrNone(); l != 8*time.Second || w != 30*time.Second {
+				t.Errorf("lateAfter, lateWindow = %v, %v, want 8s, 30s by default", l, w)
 			}
 			// The affinity threshold is on exactly when the queue is, at 1.0.
 			if a := c.Admission.AffinityThreshold; (a == nil) != (got == nil) || (a != nil && *a != 1) {

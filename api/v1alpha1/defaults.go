@@ -84,10 +84,10 @@ func (a *Admission) setDefaults(mode string) {
 	}
 	setDur(&a.MaxQueueWait, 30*time.Second)
 	if a.LateAfter == nil {
-		a.LateAfter = &Duration{} // off: see the field's comment for why not on
+		a.LateAfter = &Duration{Duration: 8 * time.Second}
 	}
 	if a.LateWindow == nil {
-		a.LateWindow = &Duration{Duration: 60 * time.Second}
+		a.LateWindow = &Duration{Duration: 30 * time.Second}
 	}
 }
 

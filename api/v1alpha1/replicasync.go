@@ -53,7 +53,7 @@ type ReplicaSync struct {
 	QueueOrder string `json:"queueOrder"`
 	// QueueYield bounds how long a replica holds back a request it could
 	// release for peers' requests ranked before it, summed over the
-	// request's holds (default 500ms): the most shared order adds to any
+	// request's holds (default 2s): the most shared order adds to any
 	// request's wait. A peer normally releases its request within the sync
 	// delay; the bound covers a peer whose request cannot use the free
 	// capacity (another LoRA adapter's endpoints, a different config
@@ -61,7 +61,10 @@ type ReplicaSync struct {
 	// through slow peers and bursts; shorter idles less when a peer's
 	// request cannot go. In routebench, 250ms left three replicas'
 	// brief-import p95 +7.7 % over one replica's at seed 2 (a burst of
-	// long documents queues long enough to spend it); 500ms, +0.7 %.
+	// long documents queues long enough to spend it); 500ms, +0.7 %. With
+	// admission.lateAfter on, 500ms let late documents go on top of
+	// peers' on-time ones once spent, crowding the endpoints the shared
+	// requests wait for (+10.7 % at seed 1); 1s, +2.3 %; 2s, +0.4 %.
 	QueueYield Duration `json:"queueYield"`
 	// QueueSlack is how much earlier a peer's request of the same priority
 	// and size class must have been enqueued for this replica to hold its
@@ -152,7 +155,7 @@ func (r *ReplicaSync) setDefaults() {
 		r.SnapshotChains = 4096
 	}
 	setStr(&r.QueueOrder, QueueOrderShared)
-	setDur(&r.QueueYield, 500*time.Millisecond)
+	setDur(&r.QueueYield, 2*time.Second)
 	setDur(&r.QueueSlack, 5*time.Millisecond)
 	setDur(&r.QueueSlackMax, 50*time.Millisecond)
 	r.setTransportDefaults()

@@ -11,7 +11,7 @@ import (
 func TestReplicaSyncDefaultsKeepUserValues(t *testing.T) {
 	c := Default()
 	if c.ReplicaSync.Mode != ReplicaSyncOff || c.ReplicaSync.QueueLength != 8192 || c.ReplicaSync.OrphanTTL.Duration != 300*time.Second ||
-		c.ReplicaSync.QueueOrder != QueueOrderShared || c.ReplicaSync.QueueYield.Duration != 500*time.Millisecond ||
+		c.ReplicaSync.QueueOrder != QueueOrderShared || c.ReplicaSync.QueueYield.Duration != 2*time.Second ||
 		c.ReplicaSync.QueueSlack.Duration != 5*time.Millisecond || c.ReplicaSync.QueueSlackMax.Duration != 50*time.Millisecond {
 		t.Fatalf("defaults: %+v", c.ReplicaSync)
 	}

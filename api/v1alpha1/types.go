@@ -243,27 +243,27 @@ type Admission struct {
 	MaxQueueLength int `json:"maxQueueLength"`
 	// MaxQueueWait bounds one wait (default 30s); past it: 429.
 	MaxQueueWait Duration `json:"maxQueueWait"`
-	// LateAfter (default "0s": off; 8s measured best) is the wait past which
-	// a queued request is late: it yields to requests of its priority and
-	// work class that have waited less, until the last sixth of maxQueueWait
-	// (5 s of 30 s), when it goes first again so that it is placed, not timed
-	// out. A surge the fleet cannot clear at once then delays a few requests
-	// a lot instead of every request after it a little (routebench
-	// brief-import p99 9.1-10.0 s to 7.05-7.31 s at 8s); lower keeps more
-	// requests under it and makes the late ones wait longer. Off by default
-	// because under sustained overload, where the queue never drains, the
-	// late requests wait until the urgent mark: the real-time soak at
-	// 1,000 requests/s on a 2-core host went from p95 0.25 s to 1.2-2.7 s
-	// with it. Must be under five sixths of maxQueueWait.
+	// LateAfter (default "8s"; "0s": off) is the wait past which a queued
+	// request is late: it yields to requests of its priority and work class
+	// that have waited less, until the last sixth of maxQueueWait (5 s of
+	// 30 s), when it goes first again so that it is placed, not timed out.
+	// A surge the fleet cannot clear at once then delays a few requests a
+	// lot instead of every request after it a little (routebench
+	// brief-import p99 9.1-10.0 s in arrival order, 7.05-7.31 s at 8s; the
+	// late requests pay: the worst waited 27 s against 14 s). Lower keeps
+	// more requests under it and makes the late ones wait longer (5s:
+	// burst p99 worse than arrival order). Must be under five sixths of
+	// maxQueueWait.
 	LateAfter *Duration `json:"lateAfter,omitempty"`
-	// LateWindow (default "60s") ends lateAfter's tiers when the queue has
-	// not drained for that long: a backlog that old is a fleet at or past
-	// its capacity, not a surge it will clear, and there a late request
-	// would yield to every newcomer until the urgent mark, so the queue
-	// keeps arrival order instead. Longer keeps the tiers through longer
-	// surges (routebench's brief-import backlog lasts 32-39 s, burst's
-	// 18 s); shorter returns to arrival order sooner under a standing
-	// queue. "0s": no bound.
+	// LateWindow (default "30s"; "0s": no bound) ends lateAfter's tiers
+	// while the queue has not drained for that long: a backlog that old is
+	// a fleet at or past its capacity, not a surge it will clear, and there
+	// a late request would yield to every newcomer until the urgent mark,
+	// holding its memory meanwhile, so the queue keeps arrival order
+	// instead. Longer keeps the tiers through longer surges (routebench's
+	// brief-import backlog lasts 32-39 s, burst's 18 s: 30s keeps all of
+	// the gain, 20s part, 10s none); shorter returns to arrival order
+	// sooner under a standing queue.
 	LateWindow *Duration `json:"lateWindow,omitempty"`
 }
 
