@@ -70,13 +70,14 @@ SOAK_SYNC     ?= true
 SOAK_SIM_ARGS ?=
 SOAK_ORDER    ?=
 SOAK_MAX_BATCHED ?= 32768
+SOAK_LATE_AFTER ?= -1ns
 SOAK_TIMEOUT  ?= 40m
 soak:
 	@mkdir -p out/soak
 	$(GO) test -count=1 -v -timeout $(SOAK_TIMEOUT) \
 		-run '^TestSoak$$' ./test/soak -args -soak.duration=$(SOAK_DURATION) -soak.rate=$(SOAK_RATE) \
 		-soak.gpu-blocks=19000 -soak.workers=1024 -soak.out=$(CURDIR)/out/soak -soak.picker-args="$(SOAK_ARGS)" -soak.sync=$(SOAK_SYNC) -soak.sim-args="$(SOAK_SIM_ARGS)" -soak.queue-order=$(SOAK_ORDER) \
-		-soak.max-batched=$(SOAK_MAX_BATCHED) \
+		-soak.max-batched=$(SOAK_MAX_BATCHED) -soak.late-after=$(SOAK_LATE_AFTER) \
 		2>&1 | tee out/soak/test.log | grep -v '^\s*{'; test $${PIPESTATUS[0]} -eq 0
 
 ## page-check: a small routebench run's index.html opened in headless chromium (installed when missing): no missing image

@@ -118,7 +118,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.StringVar(&o.queuePolicy, "queue-policy", "", "admission.queuePolicy of the kv policies: fcfs or wspt (empty: the default)")
 	fs.DurationVar(&o.queueLate, "queue-late-after", -1, "admission.lateAfter of the kv policies (0: off; negative: the default)")
 	fs.DurationVar(&o.queueLateWin, "queue-late-window", -1, "admission.lateWindow of the kv policies (0: no bound; negative: the default)")
-	fs.StringVar(&o.eventsBridge, "kv-events-bridge", "", "kv.eventsBridge of the kv policies: on or off (empty: the default, on)")
+	fs.StringVar(&o.eventsBridge, "kv-events-bridge", "", "kv.eventsBridge of the kv policies: on or off (empty: the default, off)")
 	fs.StringVar(&o.kvQueueThresh, "kv-queue-threshold", "", "admission.queueThreshold of kv and kv-observed: a fraction, or off (empty: the default)")
 	fs.Float64Var(&o.overlapWeight, "kv-overlap-weight", 0, "router.kvCost.overlapWeight of the kv policies (0: the default, 1.0)")
 	fs.StringVar(&o.costModel, "kv-cost-model", "", "router.kvCost.model of the kv policies: time or blocks (empty: the default, time)")

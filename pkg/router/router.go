@@ -128,7 +128,8 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	filters, scorers, picker := sched.Plugins()
 	d.Log.Info("router ready", "mode", cfg.Router.Mode, "filters", filters, "scorers", scorers, "picker", picker,
 		"observation", cfg.KV.Observation,
-		"queueThreshold", cfg.Admission.QueueThreshold, "blockSize", cfg.KV.BlockSize)
+		"queueThreshold", cfg.Admission.QueueThreshold, "lateAfter", cfg.Admission.LateAfterOrOff().String(),
+		"lateWindow", cfg.Admission.LateWindowOrNone().String(), "blockSize", cfg.KV.BlockSize)
 	return r, nil
 }
 

@@ -36,6 +36,7 @@ var (
 	order     = flag.String("soak.queue-order", "", "replicaSync.queueOrder of the synced replicas (local or shared; empty: the default)")
 	simArgs   = flag.String("soak.sim-args", "", "extra modelsim flags, space-separated, after the soak's own (e.g. a lower --prefill-rate, so the fleet queues)")
 	slack     = flag.Duration("soak.queue-slack", 0, "replicaSync.queueSlack of the synced replicas (0: the default)")
+	lateAfter = flag.Duration("soak.late-after", -1, "admission.lateAfter of the synced replicas (0s: off; negative: the default)")
 	batched   = flag.Int("soak.max-batched", 0, "each modelsim's max_num_batched_tokens, also stated as the endpoints' capacity.maxBatchedTokens (0: modelsim's default, 8192, not stated)")
 )
 
@@ -229,6 +230,9 @@ func syncConfigs(t *testing.T, n int) [][]string {
 		}
 		if *slack > 0 {
 			body += fmt.Sprintf("  queueSlack: %s\n", *slack)
+		}
+		if *lateAfter >= 0 {
+			body += fmt.Sprintf("admission:\n  lateAfter: %s\n", *lateAfter)
 		}
 		if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
