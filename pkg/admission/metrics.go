@@ -15,6 +15,7 @@ type queueMetrics struct {
 	pending, tokens prometheus.Gauge
 	dispatched      prometheus.Counter
 	waitDispatched  prometheus.Observer
+	pass            prometheus.Observer
 	pubLen, pubTok  int
 	pool            string
 }
@@ -26,6 +27,7 @@ func newQueueMetrics(pool string) *queueMetrics {
 		tokens:         telemetry.QueuePendingISLTokens.WithLabelValues(pool),
 		dispatched:     telemetry.QueueDispatchedTotal.WithLabelValues(pool),
 		waitDispatched: telemetry.QueueWaitSeconds.WithLabelValues(pool, "dispatched"),
+		pass:           telemetry.QueuePassSeconds.WithLabelValues(pool),
 	}
 	// Create every rejection series at zero so dashboards see them before the first event.
 	for _, r := range []string{reasonFull, reasonTimeout, reasonShed, reasonCanceled, reasonShutdown} {

@@ -194,11 +194,13 @@ const paceAbove = 200 * time.Microsecond
 // (benchmarks time it).
 func (q *Queue[T]) ReleaseNow() time.Duration {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	now := time.Now()
 	q.release(now)
 	q.arm()
-	return time.Since(now)
+	q.mu.Unlock()
+	took := time.Since(now)
+	q.m.pass.Observe(took.Seconds())
+	return took
 }
 
 // Close wakes every waiter with a 503 shutting-down error; later Admits get

@@ -118,6 +118,30 @@ func TestAdmitWaitsForNotify(t *testing.T) {
 	}
 }
 
+// TestPassesAreTimed: every release pass is observed in
+// kvpick_router_queue_pass_seconds under the queue's pool, an empty one too.
+func TestPassesAreTimed(t *testing.T) {
+	pool := uniquePool("t-pass-timed")
+	q := NewQueue[string](Options{Pool: pool}, (&slots{}).take)
+	for i := 1; i <= 3; i++ {
+		q.ReleaseNow()
+		if got := timedPasses(t, pool); got != uint64(i) {
+			t.Fatalf("after %d passes %d were timed", i, got)
+		}
+	}
+}
+
+// timedPasses is the number of release passes kvpick_router_queue_pass_seconds
+// has timed for pool.
+func timedPasses(t *testing.T, pool string) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := telemetry.QueuePassSeconds.WithLabelValues(pool).(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
 func TestQueueOrderAndNoHeadOfLine(t *testing.T) {
 	pool := uniquePool("t-order")
 	s := &slots{}

@@ -26,6 +26,17 @@ var (
 		Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"pool", "outcome"}))
 
+	// QueuePassSeconds is how long one release pass took. A pass asks about
+	// every waiting request, so it grows with the queue, and the queue waits
+	// as long as a pass over paceAbove took before the next: a replica whose
+	// passes grow releases less often, which is how a queue that stands on
+	// one replica while its peers' are empty shows here.
+	QueuePassSeconds = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Subsystem: "router", Name: "queue_pass_seconds",
+		Help:    "Time one admission release pass took (it asks about every waiting request; after a pass over 200us the queue waits as long before the next).",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25},
+	}, []string{"pool"}))
+
 	// QueueDispatchedTotal counts requests that entered the queue and were
 	// later dispatched (requests admitted on the fast path are not counted).
 	QueueDispatchedTotal = must(prometheus.NewCounterVec(prometheus.CounterOpts{

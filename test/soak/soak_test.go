@@ -69,6 +69,7 @@ func TestSoak(t *testing.T) {
 	pickers, engines := saveMetrics(t, out, fleet)
 	v := verdictOf(samples, st, quiet, *duration)
 	v.text += timeSplit(pickers, engines)
+	v.text += queueByReplica(pickers)
 	if err := writeOutputs(out, samples, v); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +189,23 @@ func timeSplit(pickers, engines []string) string {
 	q, queued := mean(pickers, "kvpick_router_queue_wait_seconds", `outcome="dispatched"`)
 	e, _ := mean(engines, "vllm:time_to_first_token_seconds")
 	return fmt.Sprintf("mean wait in the pickers' queues %.1f ms (%.0f requests queued); engines' own TTFT, mean %.1f ms\n", 1000*q, queued, 1000*e)
+}
+
+// queueByReplica says, per replica, how many requests waited in its queue
+// and how long, and how many release passes it ran and how long they took:
+// a replica whose queue stands while its peers' are empty (README "Soak")
+// shows there, and whether its passes grew with it.
+func queueByReplica(pickers []string) string {
+	var b strings.Builder
+	for i, p := range pickers {
+		wait := testutil.SumSeries(p, "kvpick_router_queue_wait_seconds_sum", `outcome="dispatched"`)
+		queued := testutil.SumSeries(p, "kvpick_router_queue_wait_seconds_count", `outcome="dispatched"`)
+		pass := testutil.SumSeries(p, "kvpick_router_queue_pass_seconds_sum")
+		passes := testutil.SumSeries(p, "kvpick_router_queue_pass_seconds_count")
+		fmt.Fprintf(&b, "replica %d queue: %.0f requests queued, mean wait %.1f ms; %.0f release passes, mean %.3f ms\n",
+			i, queued, 1000*wait/max(queued, 1), passes, 1000*pass/max(passes, 1))
+	}
+	return b.String()
 }
 
 // waitIdle waits until every replica has no active work and no open stream,

@@ -95,6 +95,20 @@ func TestSpreadIgnoresWhatARequestIs(t *testing.T) {
 	}
 }
 
+func TestQueueByReplica(t *testing.T) {
+	pages := []string{
+		"kvpick_router_queue_wait_seconds_sum{outcome=\"dispatched\",pool=\"default\"} 3\nkvpick_router_queue_wait_seconds_count{outcome=\"dispatched\",pool=\"default\"} 10\n" +
+			"kvpick_router_queue_wait_seconds_sum{outcome=\"queue_timeout\",pool=\"default\"} 300\nkvpick_router_queue_wait_seconds_count{outcome=\"queue_timeout\",pool=\"default\"} 10\n" +
+			"kvpick_router_queue_pass_seconds_sum{pool=\"default\"} 0.5\nkvpick_router_queue_pass_seconds_count{pool=\"default\"} 1000\n",
+		"",
+	}
+	want := "replica 0 queue: 10 requests queued, mean wait 300.0 ms; 1000 release passes, mean 0.500 ms\n" +
+		"replica 1 queue: 0 requests queued, mean wait 0.0 ms; 0 release passes, mean 0.000 ms\n"
+	if got := queueByReplica(pages); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
 func TestTimeSplitAveragesOverPages(t *testing.T) {
 	pickers := []string{
 		"kvpick_router_queue_wait_seconds_sum{outcome=\"dispatched\",pool=\"default\"} 3\nkvpick_router_queue_wait_seconds_count{outcome=\"dispatched\",pool=\"default\"} 10\n" +
