@@ -51,6 +51,8 @@ type options struct {
 	costModel      string
 	decodeWeight   float64
 	prefillWeight  float64
+	seeds          []int64   // -seeds, parsed; nil: one run at -seed
+	collect        *seedRuns // set while -seeds runs: every report's summaries
 	balanceBound   time.Duration
 	clientMaxTok   int
 	parallel       int
@@ -108,6 +110,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.requests, "requests", 0, "requests to generate, or to keep from the trace (0: scenario default / whole trace)")
 	fs.IntVar(&o.repeat, "repeat", 1, "trace: replay it this many times back to back (hash ids shifted per repeat)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the workload and the policies' random choices")
+	seeds := fs.String("seeds", "", `run once per seed ("1-9", "1,4,7"; overrides -seed), each seed's files in -out/seed-N (no page), then each report's policies over the seeds in -out/NAME-seeds.csv and .md`)
 	fs.StringVar(&o.out, "out", "out/routebench", "directory for CSV, JSON and plots (empty: none)")
 	fs.BoolVar(&o.calibrate, "calibrate", true, "brief: search the load at which round-robin's p95 TTFT is -calibrate-p95")
 	fs.DurationVar(&o.calTarget, "calibrate-p95", 1700*time.Millisecond, "brief: round-robin p95 TTFT the calibration aims for")
@@ -152,6 +155,16 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.StringVar(&o.queueOrder, "replica-queue-order", "", "with -replica-sync on: replicaSync.queueOrder of the kv policies, shared or local (empty: the default, shared)")
 	if err := program.Parse(fs, args, help); err != nil {
 		return nil, err
+	}
+	if *seeds != "" {
+		var err error
+		if o.seeds, err = parseSeeds(*seeds); err != nil {
+			return nil, err
+		}
+		if o.pageOnly {
+			return nil, errors.New("-html-only rebuilds one run's page; -seeds writes none")
+		}
+		o.page = "off"
 	}
 	if o.endpoints == 0 {
 		o.endpoints = 8
@@ -198,14 +211,17 @@ func main() {
 	if err != nil {
 		os.Exit(program.Fail(os.Stderr, err, cli.ExitUsage))
 	}
-	if !o.pageOnly {
+	switch {
+	case o.seeds != nil:
+		err = runSeeds(o, o.seeds)
+	case !o.pageOnly:
 		err = run(o)
 	}
 	stop()
 	if err == nil && o.page != "" {
 		err = writeIndex(o.page, o.out, o.live)
 	}
-	if err == nil && o.markdown && o.out != "" {
+	if err == nil && o.markdown && o.out != "" && o.seeds == nil {
 		err = writeMarkdown(o.out)
 	}
 	if err != nil {

@@ -152,6 +152,9 @@ func runOne(o *options, rep report, fleet fleetsim.Config, w *workload.Workload,
 	rep.fleet = fleet
 	rep.results = results
 	rep.print(o)
+	if o.collect != nil {
+		o.collect.add(rep.name, results)
+	}
 	if o.out != "" {
 		if err := rep.write(o); err != nil {
 			return nil, err
