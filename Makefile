@@ -5,7 +5,7 @@ BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench fuzz e2e soak page-check readme-check readme-update clean helm chart-test testbin
+.PHONY: all build test vet fmt-check demo bench fuzz e2e soak page-check grid readme-check readme-update clean helm chart-test testbin
 
 all: build
 
@@ -86,6 +86,10 @@ page-check: build
 	$(BIN)/routebench -scenario brief -calibrate=false -rate 6 -requests 400 -policies round-robin,kv,kv+queue,least-loaded \
 		-out out/page-check > out/page-check.log 2>&1 || { cat out/page-check.log; exit 1; }
 	./hack/check-page.sh out/page-check/index.html out/page-check/screenshot.png
+
+## grid: issue 11's routebench grid, every workload against every policy over SEEDS (default 1-3; about two minutes a seed)
+grid: build
+	./hack/grid.sh $(or $(SEEDS),1-3)
 
 ## readme-check: rerun the routebench tables the README quotes; fail when they differ (a few minutes: not in `test`)
 readme-check: build
