@@ -49,8 +49,8 @@ func parseSeeds(raw string) ([]int64, error) {
 		if b-a >= maxSeeds {
 			return nil, fmt.Errorf("-seeds %q: more than %d seeds", raw, maxSeeds)
 		}
-		for s := a; s <= b; s++ {
-			if err := add(s); err != nil {
+		for i := int64(0); i <= b-a; i++ { // counted, so a range ending at MaxInt64 stops
+			if err := add(a + i); err != nil {
 				return nil, err
 			}
 		}

@@ -21,6 +21,7 @@ func TestParseSeeds(t *testing.T) {
 		"5-5":     {5},
 		"1-100":   nil, // 100 seeds: the most allowed
 		"10,2-3,": {10, 2, 3},
+		"9223372036854775806-9223372036854775807": {9223372036854775806, 9223372036854775807},
 	}
 	for raw, want := range good {
 		got, err := parseSeeds(raw)
@@ -153,4 +154,28 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// FuzzParseSeeds: any -seeds value either errors or gives 1..maxSeeds
+// distinct seeds, each at least 1.
+func FuzzParseSeeds(f *testing.F) {
+	for _, s := range []string{"1-9", "1,4,7", "3-1", "", "0", "1-100", "9223372036854775807", "1-9223372036854775807", "-", ",,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		seeds, err := parseSeeds(raw)
+		if err != nil {
+			return
+		}
+		if len(seeds) == 0 || len(seeds) > maxSeeds {
+			t.Fatalf("%q: %d seeds", raw, len(seeds))
+		}
+		seen := map[int64]bool{}
+		for _, s := range seeds {
+			if s < 1 || seen[s] {
+				t.Fatalf("%q: seed %d in %v", raw, s, seeds)
+			}
+			seen[s] = true
+		}
+	})
 }
