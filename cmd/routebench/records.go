@@ -12,9 +12,10 @@ import (
 
 // recordColumns are the per-request CSV's header (-records): what a losing
 // run's analysis needs, one row per request per policy. Times are seconds
-// from the run's start; -1 when the request never got there.
+// from the run's start; -1 when the request never got there. prefix is the
+// prompt's first segment in hex (the shared prefix it starts with).
 var recordColumns = []string{"policy", "id", "class", "arrival_s", "dispatch_s", "first_s", "ttft_s", "prompt",
-	"cached", "endpoint", "queued", "rejected"}
+	"cached", "endpoint", "queued", "rejected", "prefix"}
 
 // writeRecords writes every policy's per-request records to path.
 func (r *report) writeRecords(path string) error {
@@ -49,5 +50,5 @@ func recordRow(policy string, rec *fleetsim.Record) []string {
 	}
 	return []string{policy, strconv.Itoa(rec.ID), rec.Class, sec(rec.Arrival), sec(rec.Dispatch), sec(rec.First), ttft,
 		strconv.Itoa(rec.Prompt), strconv.Itoa(rec.Cached), strconv.Itoa(rec.Endpoint), strconv.FormatBool(rec.Queued),
-		rec.Rejected}
+		rec.Rejected, strconv.FormatUint(rec.Prefix, 16)}
 }

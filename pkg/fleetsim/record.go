@@ -24,11 +24,19 @@ type Record struct {
 	Status                            int // HTTP status of a rejection
 	Queued                            bool
 	Preemptions                       int
+	// Prefix is the ID of the prompt's first segment: which shared prefix
+	// (or system prompt) the request starts with, for analyses that group
+	// requests by it; 0 for an empty prompt.
+	Prefix uint64
 }
 
 func newRecord(r *workload.Request) Record {
-	return Record{ID: r.ID, Class: r.Class, Arrival: r.Arrival, Dispatch: -1, First: -1, Finish: -1,
+	rec := Record{ID: r.ID, Class: r.Class, Arrival: r.Arrival, Dispatch: -1, First: -1, Finish: -1,
 		Prompt: r.InputLen(), Output: r.Output, Endpoint: -1}
+	if len(r.Segments) > 0 {
+		rec.Prefix = r.Segments[0].ID
+	}
+	return rec
 }
 
 // Completed reports whether the request was served to its last token.
