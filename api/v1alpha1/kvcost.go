@@ -44,6 +44,9 @@ func (k *KVCost) setTimeDefaults() {
 	if k.DecodeWeight == nil {
 		k.DecodeWeight = ptr(0.2)
 	}
+	if k.CommonHolders == nil {
+		k.CommonHolders = ptr(2)
+	}
 	if k.BalanceBound == nil {
 		k.BalanceBound = &Duration{time.Second}
 	}
@@ -76,6 +79,9 @@ func (k *KVCost) validateTime(p *problems) {
 	}
 	nonNeg(p, "router.kvCost.decodeWeight", k.DecodeWeight)
 	nonNeg(p, "router.kvCost.prefillWeight", k.PrefillWeight)
+	if h := k.CommonHolders; h != nil && (*h < 0 || *h == 1) {
+		p.add("router.kvCost.commonHolders", "must be 0 (off) or at least 2, got %d", *h)
+	}
 	if k.BalanceBound != nil && k.BalanceBound.Duration < 0 {
 		p.add("router.kvCost.balanceBound", "must not be negative, got %v", k.BalanceBound.Duration)
 	}

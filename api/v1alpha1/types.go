@@ -143,6 +143,18 @@ type KVCost struct {
 	// move off the endpoints that hold them; at 0.1 affinity crowds sessions
 	// onto few endpoints.
 	DecodeWeight *float64 `json:"decodeWeight,omitempty"`
+	// CommonHolders is how many endpoints must hold a prefix for it to count
+	// as common (default 2; 0: never). The time model does not charge
+	// prefillWeight for computing a common prefix on one more endpoint
+	// (its time to first token still counts it): that is paid once and
+	// spreads the traffic that needs the prefix (a system prompt every
+	// conversation starts with), where recomputing a prefix one endpoint
+	// holds mostly duplicates work. Without it, new conversations crowd
+	// onto the first endpoints that computed a shared system prompt
+	// (routebench's multiturn without session ids: 3 of 8 endpoints took
+	// 313 of the first 320 requests). Higher keeps common prefixes on fewer
+	// endpoints.
+	CommonHolders *int `json:"commonHolders,omitempty"`
 	// BalanceBound keeps cache affinity from making a hot spot, in either
 	// model: an endpoint whose predicted TTFT exceeds the pool's best by more
 	// than this is chosen only when nothing else is left (default 1s; "0s"

@@ -51,6 +51,7 @@ type options struct {
 	costModel      string
 	decodeWeight   float64
 	prefillWeight  float64
+	commonHolders  int
 	seeds          []int64   // -seeds, parsed; nil: one run at -seed
 	collect        *seedRuns // set while -seeds runs: every report's summaries
 	balanceBound   time.Duration
@@ -127,6 +128,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.StringVar(&o.costModel, "kv-cost-model", "", "router.kvCost.model of the kv policies: time or blocks (empty: the default, time)")
 	fs.Float64Var(&o.decodeWeight, "kv-decode-weight", -1, "router.kvCost.decodeWeight of the kv policies (negative: the default)")
 	fs.Float64Var(&o.prefillWeight, "kv-prefill-weight", -1, "router.kvCost.prefillWeight of the kv policies (negative: the default)")
+	fs.IntVar(&o.commonHolders, "kv-common-holders", -1, "router.kvCost.commonHolders of the kv policies (0: off; negative: the default, 2)")
 	fs.DurationVar(&o.balanceBound, "kv-balance-bound", -1, "router.kvCost.balanceBound of the kv policies (negative: the default; 0 disables)")
 	fs.IntVar(&o.clientMaxTok, "client-max-tokens", 0, "max_tokens every client sends (0: none); the engine still stops at the workload's output length")
 	fs.IntVar(&o.parallel, "parallel", runtime.GOMAXPROCS(0), "policies simulated at once")

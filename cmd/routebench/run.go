@@ -211,6 +211,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.decodeWeight >= 0 {
 		po.DecodeWeight = &o.decodeWeight
 	}
+	if o.commonHolders >= 0 {
+		po.CommonHolders = &o.commonHolders
+	}
 	if o.prefillWeight >= 0 {
 		po.PrefillWeight = &o.prefillWeight
 	}

@@ -34,11 +34,13 @@ type Options struct {
 	// OverlapWeight, when positive, overrides router.kvCost.overlapWeight in
 	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
 	OverlapWeight float64
-	// CostModel, DecodeWeight and BalanceBound, when set, override
-	// router.kvCost.model, decodeWeight and balanceBound in the kv policies.
+	// CostModel, DecodeWeight, PrefillWeight, CommonHolders and
+	// BalanceBound, when set, override router.kvCost's model, decodeWeight,
+	// prefillWeight, commonHolders and balanceBound in the kv policies.
 	CostModel     string
 	DecodeWeight  *float64
 	PrefillWeight *float64
+	CommonHolders *int
 	BalanceBound  *time.Duration
 	// QueuePolicy, when set, overrides admission.queuePolicy in the kv
 	// policies; KVQueueThreshold, when set, overrides admission.queueThreshold
@@ -92,6 +94,7 @@ func standard(name string, o Options) (Spec, bool) {
 				c.Router.KVCost.OverlapWeight = &w
 			}
 			c.Router.KVCost.Model, c.Router.KVCost.DecodeWeight, c.Router.KVCost.PrefillWeight = o.CostModel, o.DecodeWeight, o.PrefillWeight
+			c.Router.KVCost.CommonHolders = o.CommonHolders
 			if o.BalanceBound != nil {
 				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}

@@ -26,6 +26,10 @@ type TimeCost struct {
 	// cache saving counted twice pulled new sessions together (routebench's
 	// multiturn p99: 0.121 s with it, 0.115 s without, at seed 1).
 	PrefillWeight float64
+	// CommonHolders is router.kvCost.commonHolders: PrefillWeight is not
+	// charged for the part of a prompt that at least this many candidates
+	// hold (see CommonBlocks and charged); 0 charges it always.
+	CommonHolders int
 }
 
 // Prediction is what TimeCost expects of sending a request to an endpoint.
@@ -82,17 +86,65 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	return p
 }
 
-// Cost is r's time cost on c in seconds. A session's first request carries
-// the decode load of the requests that will follow it (session affinity
-// pins them to the same endpoint), and its own prefill only once (see
-// PrefillWeight).
-func (t TimeCost) Cost(r *Request, c *Candidate) float64 {
+// Cost is r's time cost on c in seconds, where common blocks of r are held
+// by at least CommonHolders candidates (CommonBlocks). A session's first
+// request carries the decode load of the requests that will follow it
+// (session affinity pins them to the same endpoint), and its own prefill
+// only once (see PrefillWeight).
+func (t TimeCost) Cost(r *Request, c *Candidate, common int) float64 {
 	p := t.Predict(r, c)
 	w := t.PrefillWeight
 	if r.NewSession {
 		w = 0
 	}
-	return p.TTFT + w*p.Own + t.DecodeWeight*p.Decode
+	return p.TTFT + w*t.charged(r, c, common, p.Own) + t.DecodeWeight*p.Decode
+}
+
+// charged is the part of r's own prefill time on c that PrefillWeight
+// counts: all of it, less what computing a common prefix (one
+// CommonHolders candidates hold) once more takes there. That is paid once
+// and spreads the traffic that needs the prefix, so it is not a delay to
+// charge for as recomputing a prefix one endpoint holds is. Its own time
+// to first token still counts it, queue included.
+func (t TimeCost) charged(r *Request, c *Candidate, common int, own float64) float64 {
+	if t.CommonHolders == 0 || common <= c.CachedBlocks {
+		return own
+	}
+	rt := t.Rates(c)
+	tokens := min(common*r.BlockSize, r.PromptTokens)
+	return rt.PrefillSeconds(rt.PrefillWork(tokens, r.PromptTokens-tokens))
+}
+
+// CommonBlocks is the longest prefix of the request that at least k of
+// cands hold, in blocks (the k-th largest CachedBlocks; 0 when k is 0 or
+// exceeds the candidates).
+func CommonBlocks(cands []Candidate, k int) int {
+	if k <= 0 || k > len(cands) {
+		return 0
+	}
+	var small [8]int // the k largest so far, descending; most pools need no allocation
+	top := small[:0]
+	if k > len(small) {
+		top = make([]int, 0, k)
+	}
+	for i := range cands {
+		b := cands[i].CachedBlocks
+		if len(top) == k && b <= top[k-1] {
+			continue
+		}
+		if len(top) < k {
+			top = append(top, b)
+		} else {
+			top[k-1] = b
+		}
+		for j := len(top) - 1; j > 0 && top[j] > top[j-1]; j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	if len(top) < k {
+		return 0
+	}
+	return top[k-1]
 }
 
 // balanced applies the balance bound to costs: a candidate whose predicted
@@ -123,15 +175,16 @@ func balanced(t TimeCost, bound float64, r *Request, cands []Candidate, cost []f
 // bound judged on predicted TTFT whichever model prices the candidates.
 type costScorer struct {
 	name  string
-	cost  func(*Request, *Candidate) float64
+	cost  func(r *Request, c *Candidate, common int) float64
 	t     TimeCost
 	bound float64
 }
 
 func (s costScorer) Name() string { return s.name }
 func (s costScorer) Score(r *Request, cands []Candidate, out []float64) {
+	common := CommonBlocks(cands, s.t.CommonHolders)
 	for i := range cands {
-		out[i] = s.cost(r, &cands[i])
+		out[i] = s.cost(r, &cands[i], common)
 	}
 	balanced(s.t, s.bound, r, cands, out[:len(cands)])
 	for i := range cands {
@@ -142,13 +195,18 @@ func (s costScorer) Score(r *Request, cands []Candidate, out []float64) {
 // kvCostFor builds the kv cost scorer router.kvCost configures.
 func kvCostFor(c v1.KVCost) Scorer {
 	t := TimeCost{Base: costmodel.FromConfig(c.Rates), DecodeWeight: *c.DecodeWeight, PrefillWeight: *c.PrefillWeight}
+	if c.CommonHolders != nil {
+		t.CommonHolders = *c.CommonHolders
+	}
 	bound := 0.0
 	if c.BalanceBound != nil {
 		bound = c.BalanceBound.Seconds()
 	}
 	if c.Model == v1.CostModelBlocks {
+		t.CommonHolders = 0 // Dynamo's formula as it is: no common-prefix rule
 		k := KVCost{OverlapWeight: *c.OverlapWeight, ActiveRequestWeight: *c.ActiveRequestWeight}
-		return costScorer{name: "kv-cost", cost: k.Cost, t: t, bound: bound}
+		blocks := func(r *Request, c *Candidate, _ int) float64 { return k.Cost(r, c) }
+		return costScorer{name: "kv-cost", cost: blocks, t: t, bound: bound}
 	}
 	return costScorer{name: "kv-time-cost", cost: t.Cost, t: t, bound: bound}
 }

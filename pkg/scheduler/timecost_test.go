@@ -108,7 +108,7 @@ func TestNewSessionCountsOwnPrefillOnce(t *testing.T) {
 		if !newSession {
 			want += p.Own
 		}
-		if got := tc.Cost(&r, &c); p.Own <= 0 || math.Abs(got-want) > 1e-12 {
+		if got := tc.Cost(&r, &c, 0); p.Own <= 0 || math.Abs(got-want) > 1e-12 {
 			t.Errorf("new session %v: cost %v, want %v (own prefill %v)", newSession, got, want, p.Own)
 		}
 	}
@@ -149,11 +149,92 @@ func TestNewSessionCountsPinnedSessions(t *testing.T) {
 	if p.Running != 3 || p.ContextTokens != 3000 {
 		t.Fatalf("batch %d requests / %d tokens, want 3 / 3000", p.Running, p.ContextTokens)
 	}
-	if a, b := tc.Cost(r, &cs[0]), tc.Cost(r, &cs[1]); a <= b {
+	if a, b := tc.Cost(r, &cs[0], 0), tc.Cost(r, &cs[1], 0); a <= b {
 		t.Fatalf("cost with pinned sessions %v not above the idle endpoint's %v", a, b)
 	}
 	r.NewSession = false
 	if p := tc.Predict(r, &cs[0]); p.Running != 0 {
 		t.Fatalf("a pinned request sees %d running, want 0: pins only weigh where a session starts", p.Running)
+	}
+}
+
+func TestCommonBlocks(t *testing.T) {
+	blocks := func(bs ...int) []Candidate {
+		out := make([]Candidate, len(bs))
+		for i, b := range bs {
+			out[i].CachedBlocks = b
+		}
+		return out
+	}
+	many := make([]int, 12) // past the fixed buffer: 0..11
+	for i := range many {
+		many[i] = i
+	}
+	cases := []struct {
+		name   string
+		cached []int
+		k      int
+		want   int
+	}{
+		{"two holders", []int{5, 3, 9, 9}, 2, 9},
+		{"second largest", []int{5, 3, 9}, 2, 5},
+		{"third largest", []int{1, 4, 2, 3}, 3, 2},
+		{"one holder is not common", []int{0, 0, 7}, 2, 0},
+		{"off", []int{9, 9}, 0, 0},
+		{"more holders than candidates", []int{9, 9}, 3, 0},
+		{"k past the buffer", many, 10, 2},
+	}
+	for _, c := range cases {
+		if got := CommonBlocks(blocks(c.cached...), c.k); got != c.want {
+			t.Errorf("%s: CommonBlocks(%v, %d) = %d, want %d", c.name, c.cached, c.k, got, c.want)
+		}
+	}
+}
+
+// TestCommonPrefixChargedOnce: a new conversation (2,000-token system prompt
+// plus 300 tokens of its own) on three endpoints, two of which hold the
+// prompt and run 29 requests each while the third is idle. Computing the
+// prompt once more on the idle endpoint is not charged prefillWeight when
+// two endpoints already hold it, so the conversation goes there; with
+// commonHolders 0, or when only one endpoint holds the prompt, it stays
+// with a holder.
+func TestCommonPrefixChargedOnce(t *testing.T) {
+	busy := cand{cached: 125, total: 100000, active: activework.Counts{Requests: 29, ContextTokens: 87000}}
+	idle := cand{total: 100000}
+	r := Request{PromptTokens: 2300, Blocks: 143, BlockSize: 16}
+	cases := []struct {
+		name    string
+		holders int
+		specs   []cand
+		idle    bool // the idle endpoint (10.0.0.3) rather than a holder
+	}{
+		{"common prompt, default", 2, []cand{busy, busy, idle}, true},
+		{"common prompt, off", 0, []cand{busy, busy, idle}, false},
+		{"held once", 2, []cand{busy, {total: 100000, active: busy.active}, idle}, false},
+		{"needs three holders", 3, []cand{busy, busy, idle}, false},
+	}
+	for _, c := range cases {
+		s := mustNew(t, router(v1.ModeKV, func(rc *v1.Router) { rc.KVCost.CommonHolders = &c.holders }))
+		got, _, err := s.Schedule(&r, fleet(t, c.specs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if onIdle := got[0].Key() == "10.0.0.3:8000"; onIdle != c.idle {
+			t.Errorf("%s: chose %s; want the idle endpoint: %v", c.name, got[0].Key(), c.idle)
+		}
+	}
+	// The charge itself, at 1,000 tokens/s: on an endpoint without the
+	// common prompt only the 300 tokens beyond it count again, whatever its
+	// queue (which its TTFT counts).
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01}, PrefillWeight: 1, CommonHolders: 2}
+	for _, queued := range []int{0, 4096, 20000} {
+		cs := fleet(t, cand{total: 100000, active: activework.Counts{PrefillTokens: queued}})
+		p := tc.Predict(&r, &cs[0])
+		if got, want := tc.Cost(&r, &cs[0], 125), p.TTFT+0.3; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%d tokens queued: cost with a common prompt %v, want TTFT + 0.3 s = %v", queued, got, want)
+		}
+		if got, want := tc.Cost(&r, &cs[0], 0), p.TTFT+p.Own; math.Abs(got-want) > 1e-9 || math.Abs(p.Own-2.3) > 1e-9 {
+			t.Errorf("%d tokens queued: cost without %v, want TTFT + own prefill (2.3 s, got %v) = %v", queued, got, p.Own, want)
+		}
 	}
 }
