@@ -63,7 +63,6 @@ func parseSeeds(raw string) ([]int64, error) {
 
 // seedRuns collects each report's summaries, seed by seed, for -seeds.
 type seedRuns struct {
-	seeds []int64
 	names []string // report names in first-run order
 	runs  map[string][][]fleetsim.Summary
 }
@@ -86,7 +85,7 @@ func (s *seedRuns) add(name string, results []*fleetsim.Result) {
 // -out/seed-N, then prints and writes (NAME-seeds.csv and .md in -out) each
 // report's policies over the seeds.
 func runSeeds(o *options, seeds []int64) error {
-	all := &seedRuns{seeds: seeds}
+	all := &seedRuns{}
 	out := o.out
 	defer func() { o.out, o.collect = out, nil }()
 	o.collect = all

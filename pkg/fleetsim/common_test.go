@@ -10,9 +10,9 @@ import (
 
 // TestCommonPromptSpreadsConversations: chat conversations without session
 // ids, all starting with one 2,000-token system prompt, 30 new ones a
-// second on 8 endpoints. A new conversation may compute the prompt on an
-// endpoint with room without paying prefillWeight once two endpoints hold
-// it (commonHolders 2), so the endpoints share the first 10 s evenly;
+// second on 8 endpoints. A new conversation may compute the prompt on
+// another endpoint without paying prefillWeight once two endpoints hold it
+// (commonHolders 2), so the endpoints share the first 10 s evenly;
 // charged in full (commonHolders 0), the first endpoints to compute the
 // prompt keep more of the new conversations, and TTFT suffers.
 func TestCommonPromptSpreadsConversations(t *testing.T) {
