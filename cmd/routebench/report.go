@@ -38,14 +38,18 @@ var columns = []string{"policy", "ttft_p50_s", "ttft_p95_s", "ttft_p99_s", "serv
 // rejectedCol is the index of "rejected" in columns and row.
 const rejectedCol = 13
 
+// finite formats v with prec decimals, or "inf" for +Inf (a percentile
+// with a refusal in it).
+func finite(v float64, prec int) string {
+	if math.IsInf(v, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
 func row(s *fleetsim.Summary) []string {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	sec := func(v fleetsim.Seconds, prec int) string {
-		if math.IsInf(float64(v), 1) {
-			return "inf"
-		}
-		return f(float64(v), prec)
-	}
+	sec := func(v fleetsim.Seconds, prec int) string { return finite(float64(v), prec) }
 	return []string{s.Policy, sec(s.TTFTP50, 3), sec(s.TTFTP95, 3), sec(s.TTFTP99, 3), f(s.ServedTTFTP95, 3),
 		f(s.ServedTTFTP99, 3), sec(s.E2EP50, 2), sec(s.E2EP99, 2), f(s.RequestsPerSec, 2), f(s.OutputTokensPerSec, 0),
 		f(s.PrefixHit, 3), strconv.Itoa(s.MaxQueue), strconv.Itoa(s.MaxEngineWaiting), rejected(s), f(s.OverTarget, 3),

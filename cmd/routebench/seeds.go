@@ -188,15 +188,9 @@ var seedColumns = []string{"policy", "ttft_p95_mean_s", "p95_mean_gap", "p95_nea
 	"ttft_p99_mean_s", "p99_mean_gap", "p99_near_best", "p99_worst_gap", "rejected"}
 
 func (r seedRow) cells(pct func(float64) string) []string {
-	sec := func(v float64) string {
-		if math.IsInf(v, 1) {
-			return "inf"
-		}
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	}
 	near := func(n int) string { return fmt.Sprintf("%d/%d", n, r.seeds) }
-	return []string{r.policy, sec(r.mean95), pct(r.meanGap95), near(r.near95), pct(r.worst95),
-		sec(r.mean99), pct(r.meanGap99), near(r.near99), pct(r.worst99), strconv.Itoa(r.rejected)}
+	return []string{r.policy, finite(r.mean95, 3), pct(r.meanGap95), near(r.near95), pct(r.worst95),
+		finite(r.mean99, 3), pct(r.meanGap99), near(r.near99), pct(r.worst99), strconv.Itoa(r.rejected)}
 }
 
 func pctCell(v float64) string {
@@ -247,12 +241,7 @@ func writeSeedTable(base string, rows []seedRow) error {
 	w := csv.NewWriter(&c)
 	_ = w.Write(seedColumns)
 	for _, r := range rows {
-		_ = w.Write(r.cells(func(v float64) string {
-			if math.IsInf(v, 1) {
-				return "inf"
-			}
-			return strconv.FormatFloat(v, 'f', 4, 64)
-		}))
+		_ = w.Write(r.cells(func(v float64) string { return finite(v, 4) }))
 	}
 	w.Flush()
 	var m strings.Builder
