@@ -21,9 +21,10 @@ func TestPredictHandChecked(t *testing.T) {
 	if p.Steps != 1 || math.Abs(p.TTFT-1.112) > 1e-9 {
 		t.Fatalf("steps %d TTFT %v, want 1 and 1.112", p.Steps, p.TTFT)
 	}
-	// Decode: 100 tokens x (2 running x 1ms it adds to each + 2 x 1ms they add to it) = 0.4 s.
-	if math.Abs(p.Decode-0.4) > 1e-9 {
-		t.Fatalf("decode %v, want 0.4", p.Decode)
+	// Decode: 100 tokens x (2 running x 1ms it adds to each + 2 x 1ms they add to it) = 0.4 s, plus the
+	// stall of its own 0.6 s of prefill on each of the 2 running requests, 1.2 s.
+	if math.Abs(p.Stall-1.2) > 1e-9 || math.Abs(p.Decode-1.6) > 1e-9 {
+		t.Fatalf("decode %v with stall %v, want 1.6 and 1.2", p.Decode, p.Stall)
 	}
 	// A learned rate replaces the base one.
 	c.Rates = tc.Base
@@ -83,15 +84,49 @@ func TestBalanceBound(t *testing.T) {
 }
 
 // TestNewSessionCarriesItsFollowers: a session's first request weighs the
-// decode of the requests that will follow it to the same endpoint.
+// decode of the requests that will follow it to the same endpoint; the stall
+// of its own prefill it weighs once (their prefills are theirs).
 func TestNewSessionCarriesItsFollowers(t *testing.T) {
 	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100, SessionRequests: 5}, DecodeWeight: 1}
 	c := fleet(t, cand{active: activework.Counts{Requests: 2}})[0]
 	r := Request{PromptTokens: 100, BlockSize: 16}
-	one := tc.Predict(&r, &c).Decode
+	one := tc.Predict(&r, &c)
 	r.NewSession = true
-	if five := tc.Predict(&r, &c).Decode; math.Abs(five-5*one) > 1e-12 || one <= 0 {
-		t.Fatalf("new session decode %v, want 5 x %v", five, one)
+	five := tc.Predict(&r, &c)
+	if got, want := five.Decode-five.Stall, 5*(one.Decode-one.Stall); math.Abs(got-want) > 1e-12 || want <= 0 {
+		t.Fatalf("new session decode %v, want 5 x %v", got, one.Decode-one.Stall)
+	}
+	if five.Stall != one.Stall || one.Stall != 0.2 { // 2 running x 0.1 s of prefill
+		t.Fatalf("stall %v for a new session, %v otherwise; want 0.2 both", five.Stall, one.Stall)
+	}
+}
+
+// TestPrefillStallsTheBatch: a 12,000-token prompt nobody holds, A running
+// 20 short requests, B 6 with 40,000 tokens of context each. By TTFT and
+// per-token decode costs A is the cheaper (its steps are shorter), but the
+// prompt's 0.9 s of prefill stalls each request of the batch it joins: 20
+// stalls on A against 6 on B, so it goes to B.
+func TestPrefillStallsTheBatch(t *testing.T) {
+	specs := []cand{{total: 100000, active: activework.Counts{Requests: 20, ContextTokens: 4000}},
+		{total: 100000, active: activework.Counts{Requests: 6, ContextTokens: 240000}}}
+	r := Request{PromptTokens: 12000, Blocks: 750, BlockSize: 16}
+	s := mustNew(t, router(v1.ModeKV))
+	cands := fleet(t, specs...)
+	got, _, err := s.Schedule(&r, cands)
+	if err != nil || got[0].Key() != "10.0.0.2:8000" {
+		t.Fatalf("chose %v (err %v), want B", keys(got), err)
+	}
+	tc := kvCostFor(router(v1.ModeKV).KVCost).(costScorer).t
+	var without [2]float64
+	for i := range cands {
+		p := tc.Predict(&r, &cands[i])
+		if want := float64(cands[i].Active.Requests) * p.Own; math.Abs(p.Stall-want) > 1e-9 || p.Own < 0.8 {
+			t.Fatalf("%s: stall %v, want %v (running x own prefill %v)", cands[i].Key(), p.Stall, want, p.Own)
+		}
+		without[i] = tc.Cost(&r, &cands[i], 0) - tc.DecodeWeight*p.Stall
+	}
+	if without[0] >= without[1] {
+		t.Fatalf("costs without the stall %v: the case no longer tests it (A should be cheaper)", without)
 	}
 }
 
@@ -193,13 +228,13 @@ func TestCommonBlocks(t *testing.T) {
 
 // TestCommonPrefixChargedOnce: a new conversation (2,000-token system prompt
 // plus 300 tokens of its own) on three endpoints, two of which hold the
-// prompt and run 29 requests each while the third is idle. Computing the
+// prompt and run 18 requests each while the third is idle. Computing the
 // prompt once more on the idle endpoint is not charged prefillWeight when
 // two endpoints already hold it, so the conversation goes there; with
 // commonHolders 0, or when only one endpoint holds the prompt, it stays
 // with a holder.
 func TestCommonPrefixChargedOnce(t *testing.T) {
-	busy := cand{cached: 125, total: 100000, active: activework.Counts{Requests: 29, ContextTokens: 87000}}
+	busy := cand{cached: 125, total: 100000, active: activework.Counts{Requests: 18, ContextTokens: 54000}}
 	idle := cand{total: 100000}
 	r := Request{PromptTokens: 2300, Blocks: 143, BlockSize: 16}
 	cases := []struct {
