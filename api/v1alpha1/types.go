@@ -122,8 +122,9 @@ type Router struct {
 // predicted time in seconds: the request's time to first token on the
 // endpoint plus prefillWeight times its own prefill time plus decodeWeight
 // times the decode slowdown it and the endpoint's running requests cause
-// each other (its prefill stalling their steps included); model "blocks" is Dynamo's formula,
-// cost = overlapWeight*prefillTokens/blockSize + decodeBlocks + activeRequestWeight*activeRequests.
+// each other (its prefill stalling their steps included); model "blocks" is
+// Dynamo's formula, cost = overlapWeight*prefillTokens/blockSize +
+// decodeBlocks + activeRequestWeight*activeRequests.
 type KVCost struct {
 	// Model is "time" (default) or "blocks" (Dynamo's exact behaviour).
 	Model string `json:"model"`

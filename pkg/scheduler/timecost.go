@@ -11,9 +11,10 @@ import (
 // request's predicted time to first token on an endpoint, plus PrefillWeight
 // times its own prefill time (what it delays later arrivals by), plus
 // DecodeWeight times the decode slowdown it and the endpoint's running
-// requests cause each other, its prefill's stall of their steps included. One block of pending prefill (about a millisecond of GPU
-// time) and one block held by a running request (microseconds per step)
-// weigh what they cost, unlike the blocks formula.
+// requests cause each other, its prefill's stall of their steps included.
+// One block of pending prefill (about a millisecond of GPU time) and one
+// block held by a running request (microseconds per step) weigh what they
+// cost, unlike the blocks formula.
 type TimeCost struct {
 	// Base are the configured rates, used where a candidate has none learned.
 	Base         costmodel.Rates
