@@ -63,7 +63,7 @@ func TestSeedList(t *testing.T) {
 func TestSeedTable(t *testing.T) {
 	inf := fleetsim.Seconds(math.Inf(1))
 	sum := func(p string, p95, p99 fleetsim.Seconds, rej int) fleetsim.Summary {
-		return fleetsim.Summary{Policy: p, TTFTP95: p95, TTFTP99: p99, Rejected: rej}
+		return fleetsim.Summary{Policy: p, TTFTP95: p95, TTFTP99: p99, E2EP99: 10 * p99, Rejected: rej}
 	}
 	rows := seedTable([][]fleetsim.Summary{
 		{sum("a", 1.00, 2.0, 0), sum("b", 1.01, 2.2, 0), sum("c", 1.10, 1.9, 0)},
@@ -86,6 +86,11 @@ func TestSeedTable(t *testing.T) {
 	// b's p99: 2.2 against 1.9 at seed 1 (+15.8 %), best at seed 2.
 	if b.near99 != 1 || !near(b.worst99, 2.2/1.9-1) || !near(b.meanGap99, 2.1/2.0-1) {
 		t.Errorf("b p99: %+v", b)
+	}
+	// End to end (ten times p99 here): a's mean 20 is the best, b's 21 is 5 % above it, c's is +Inf.
+	if !near(a.meanE2E99, 20) || !near(a.meanGapE2E99, 0) || !near(b.meanE2E99, 21) || !near(b.meanGapE2E99, 0.05) ||
+		!math.IsInf(c.meanE2E99, 1) || !math.IsInf(c.meanGapE2E99, 1) {
+		t.Errorf("e2e p99: a %+v, b %+v, c %+v", a, b, c)
 	}
 	// c refused at seed 2: inf means and gaps, its refusals counted; best p99 at seed 1.
 	if !math.IsInf(c.mean95, 1) || !math.IsInf(c.worst95, 1) || !math.IsInf(c.meanGap99, 1) || c.near99 != 1 || c.rejected != 3 {
