@@ -35,6 +35,8 @@ func TestParseAndValidate(t *testing.T) {
 		{"common holders off", "router:\n  kvCost:\n    commonHolders: 0\n", nil},
 		{"common holders 1", "router:\n  kvCost:\n    commonHolders: 1\n", []string{"router.kvCost.commonHolders", "got 1"}},
 		{"negative common holders", "router:\n  kvCost:\n    commonHolders: -2\n", []string{"router.kvCost.commonHolders"}},
+		{"hot prefix off", "router:\n  kvCost:\n    hotPrefixRequests: 0\n", nil},
+		{"negative hot prefix requests", "router:\n  kvCost:\n    hotPrefixRequests: -1\n", []string{"router.kvCost.hotPrefixRequests", "got -1"}},
 		{"custom without profile", "router:\n  mode: custom\n", []string{"router.profile", "required"}},
 		{"custom bad scorer", "router:\n  mode: custom\n  profile:\n    scorers: [{name: magic, weight: 1}]\n    picker: max-score\n", []string{"router.profile.scorers[0].name", "magic"}},
 		{"gc off with a memory limit", "server:\n  gcPercent: -1\n  memoryLimitBytes: 1073741824\n", nil},

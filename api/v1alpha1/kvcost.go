@@ -47,6 +47,9 @@ func (k *KVCost) setTimeDefaults() {
 	if k.CommonHolders == nil {
 		k.CommonHolders = ptr(2)
 	}
+	if k.HotPrefixRequests == nil {
+		k.HotPrefixRequests = ptr(3)
+	}
 	if k.BalanceBound == nil {
 		k.BalanceBound = &Duration{time.Second}
 	}
@@ -81,6 +84,9 @@ func (k *KVCost) validateTime(p *problems) {
 	nonNeg(p, "router.kvCost.prefillWeight", k.PrefillWeight)
 	if h := k.CommonHolders; h != nil && (*h < 0 || *h == 1) {
 		p.add("router.kvCost.commonHolders", "must be 0 (off) or at least 2, got %d", *h)
+	}
+	if h := k.HotPrefixRequests; h != nil && *h < 0 {
+		p.add("router.kvCost.hotPrefixRequests", "must be 0 (off) or positive, got %d", *h)
 	}
 	if k.BalanceBound != nil && k.BalanceBound.Duration < 0 {
 		p.add("router.kvCost.balanceBound", "must not be negative, got %v", k.BalanceBound.Duration)

@@ -214,6 +214,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.commonHolders >= 0 {
 		po.CommonHolders = &o.commonHolders
 	}
+	if o.hotPrefix >= 0 {
+		po.HotPrefixRequests = &o.hotPrefix
+	}
 	if o.prefillWeight >= 0 {
 		po.PrefillWeight = &o.prefillWeight
 	}

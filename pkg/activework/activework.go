@@ -272,3 +272,23 @@ func (t *Tracker) Defer() (done func()) {
 		}
 	}
 }
+
+// Sharers is how many requests in flight on endpoint hold the first n
+// blocks of chain (counted by whole segments: 0 when n is under one).
+func (t *Tracker) Sharers(endpoint string, chain []uint64, n int) int {
+	n = min(n, len(chain))
+	s := n/segBlocks - 1
+	if s < 0 {
+		return 0
+	}
+	t.mu.RLock()
+	c := t.per[endpoint]
+	t.mu.RUnlock()
+	if c == nil {
+		return 0
+	}
+	k, _ := segment(chain, s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int(c.refs[k])
+}

@@ -269,3 +269,48 @@ func TestDeferLosesNoChange(t *testing.T) {
 		}
 	}
 }
+
+// TestSharers: requests in flight holding a prefix are counted by its last
+// whole segment, per endpoint, until they free.
+func TestSharers(t *testing.T) {
+	chain := func(prefix, n int, tag uint64) []uint64 {
+		c := make([]uint64, n)
+		for i := range c {
+			c[i] = uint64(i + 1)
+			if i >= prefix {
+				c[i] = tag<<32 | uint64(i+1)
+			}
+		}
+		return c
+	}
+	tr := New(time.Minute, nil)
+	now := time.Unix(0, 0)
+	a, b := chain(20, 30, 1), chain(20, 30, 2) // share 20 blocks: segments 0 and 1 whole, 2 parts
+	var hs []*Handle
+	for _, c := range [][]uint64{a, b, chain(0, 30, 3)} {
+		hs = append(hs, tr.Add("e", Work{PromptTokens: 16 * len(c), BlockSize: 16, Blocks: c}, now))
+	}
+	hs = append(hs, tr.Add("f", Work{PromptTokens: 16 * len(a), BlockSize: 16, Blocks: a}, now))
+	cases := []struct {
+		name     string
+		endpoint string
+		n, want  int
+	}{
+		{"under one segment", "e", 7, 0},
+		{"first segment", "e", 8, 2},
+		{"shared part", "e", 20, 2},
+		{"past the parting", "e", 24, 1},
+		{"longer than the chain", "e", 99, 1},
+		{"other endpoint", "f", 20, 1},
+		{"unknown endpoint", "g", 20, 0},
+	}
+	for _, c := range cases {
+		if got := tr.Sharers(c.endpoint, a, c.n); got != c.want {
+			t.Errorf("%s: Sharers(%s, a, %d) = %d, want %d", c.name, c.endpoint, c.n, got, c.want)
+		}
+	}
+	hs[1].Free()
+	if got := tr.Sharers("e", a, 16); got != 1 {
+		t.Fatalf("after b frees: %d sharers, want 1", got)
+	}
+}

@@ -34,14 +34,16 @@ type Options struct {
 	// OverlapWeight, when positive, overrides router.kvCost.overlapWeight in
 	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
 	OverlapWeight float64
-	// CostModel, DecodeWeight, PrefillWeight, CommonHolders and
-	// BalanceBound, when set, override router.kvCost's model, decodeWeight,
-	// prefillWeight, commonHolders and balanceBound in the kv policies.
-	CostModel     string
-	DecodeWeight  *float64
-	PrefillWeight *float64
-	CommonHolders *int
-	BalanceBound  *time.Duration
+	// CostModel, DecodeWeight, PrefillWeight, CommonHolders,
+	// HotPrefixRequests and BalanceBound, when set, override
+	// router.kvCost's model, decodeWeight, prefillWeight, commonHolders,
+	// hotPrefixRequests and balanceBound in the kv policies.
+	CostModel         string
+	DecodeWeight      *float64
+	PrefillWeight     *float64
+	CommonHolders     *int
+	HotPrefixRequests *int
+	BalanceBound      *time.Duration
 	// QueuePolicy, when set, overrides admission.queuePolicy in the kv
 	// policies; KVQueueThreshold, when set, overrides admission.queueThreshold
 	// in kv and kv-observed (kv+queue keeps QueueThreshold); negative turns
@@ -94,7 +96,7 @@ func standard(name string, o Options) (Spec, bool) {
 				c.Router.KVCost.OverlapWeight = &w
 			}
 			c.Router.KVCost.Model, c.Router.KVCost.DecodeWeight, c.Router.KVCost.PrefillWeight = o.CostModel, o.DecodeWeight, o.PrefillWeight
-			c.Router.KVCost.CommonHolders = o.CommonHolders
+			c.Router.KVCost.CommonHolders, c.Router.KVCost.HotPrefixRequests = o.CommonHolders, o.HotPrefixRequests
 			if o.BalanceBound != nil {
 				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}

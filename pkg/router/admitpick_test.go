@@ -37,6 +37,10 @@ func TestCachedRequestWaitsForTheEndpointItPicks(t *testing.T) {
 			got <- "error " + err.Error()
 			return
 		}
+		if !d.(*Decision).p.Req.Queued {
+			got <- "not marked queued (the hot-prefix rule would count it as on the fast path)"
+			return
+		}
 		got <- d.Endpoints()[0]
 		d.Done(nil)
 	}()

@@ -27,6 +27,9 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 		}
 		telemetry.DecisionStage.WithLabelValues("lookup").Observe(time.Since(start).Seconds())
 	}
+	if r.sharers {
+		r.fillSharers(p, cands)
+	}
 	r.fillRates(cands)
 	if p.Req.NewSession {
 		r.sessionLoad(cands)
@@ -43,6 +46,20 @@ func (r *Router) credit(p *Prepared, snap *endpoints.Snapshot, cands []scheduler
 	for _, o := range r.deps.Index.MatchCredited(chain, r.deps.Now(), r.tiers, nil) {
 		if i, ok := snap.Index(o.Endpoint); ok && p.viewSize(o.Endpoint) == size {
 			cands[i].CachedBlocks = o.Blocks * r.stride * size / p.Req.BlockSize
+		}
+	}
+}
+
+// fillSharers sets, on the candidates holding the longest prefix of p, how
+// many of this picker's requests in flight there share it.
+func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
+	held := 0
+	for i := range cands {
+		held = max(held, cands[i].CachedBlocks)
+	}
+	for i := range cands {
+		if held > 0 && cands[i].CachedBlocks == held {
+			cands[i].Sharers = r.deps.Active.Sharers(cands[i].Key(), p.Chain, held)
 		}
 	}
 }

@@ -40,6 +40,7 @@ func (r *Router) initQueueOrder() {
 // canDispatch).
 func (r *Router) Waits(p *Prepared, rank admission.Rank, g admission.Aging) {
 	p.wait.rank, p.wait.aging, p.wait.queued = rank, g, true
+	p.Req.Queued = true
 }
 
 // heldForPeers reports whether p, a queued request the gate would admit,

@@ -64,6 +64,7 @@ type Router struct {
 	sessions *sessions
 	stride   int                 // index every stride-th block (v1alpha1 KV.IndexStride)
 	bridge   bool                // kv.eventsBridge: claim routed prefixes on events-path endpoints until the first token
+	sharers  bool                // the scheduler reads Candidate.Sharers (router.kvCost.hotPrefixRequests)
 	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
 	rates    *rates
 	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
@@ -100,7 +101,7 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		}
 	}
 	r := &Router{cfg: cfg, sched: sched, deps: d, sessions: newSessions(cfg.Router.Session.TTL.Duration),
-		stride: cfg.KV.IndexStride(), bridge: cfg.KV.EventsBridge != nil && *cfg.KV.EventsBridge}
+		stride: cfg.KV.IndexStride(), bridge: cfg.KV.EventsBridge != nil && *cfg.KV.EventsBridge, sharers: sched.WantsSharers()}
 	if cfg.KV.Observation != v1.ObservePredicted && cfg.KV.HostHitWeight != nil && cfg.KV.DiskHitWeight != nil {
 		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
 	}

@@ -70,6 +70,17 @@ func New(cfg v1.Router) (*Scheduler, error) {
 	return s, nil
 }
 
+// WantsSharers reports whether a scorer reads Candidate.Sharers: the time
+// model's hot-prefix rule (router.kvCost.hotPrefixRequests).
+func (s *Scheduler) WantsSharers() bool {
+	for _, w := range s.scorers {
+		if c, ok := w.Scorer.(costScorer); ok && c.blocks == nil && c.t.HotRequests > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv Scorer, rr roundRobinPicker) error {
 	if p == nil {
 		return fmt.Errorf("router.profile: required for mode custom")

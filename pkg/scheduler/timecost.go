@@ -31,6 +31,9 @@ type TimeCost struct {
 	// charged for the part of a prompt that at least this many candidates
 	// hold (see CommonBlocks and charged); 0 charges it always.
 	CommonHolders int
+	// HotRequests is router.kvCost.hotPrefixRequests: see hotPrefix; 0
+	// turns it off.
+	HotRequests int
 }
 
 // Prediction is what TimeCost expects of sending a request to an endpoint.
@@ -102,27 +105,81 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 // (session affinity pins them to the same endpoint), and its own prefill
 // only once (see PrefillWeight).
 func (t TimeCost) Cost(r *Request, c *Candidate, common int) float64 {
-	p := t.Predict(r, c)
+	return t.cost(r, c, t.Predict(r, c), spread{common: common})
+}
+
+// spread is where else r's prefix is held, for the charges that depend on it.
+type spread struct {
+	common     int     // CommonBlocks
+	hot        int     // a hot prefix (hotPrefix); 0 for none
+	holderTTFT float64 // the best predicted TTFT among the hot prefix's holders
+}
+
+func (t TimeCost) cost(r *Request, c *Candidate, p Prediction, sp spread) float64 {
 	w := t.PrefillWeight
 	if r.NewSession {
 		w = 0
 	}
-	return p.TTFT + w*t.charged(r, c, common, p.Own) + t.DecodeWeight*p.Decode
+	upTo := sp.common
+	second := sp.hot > c.CachedBlocks && p.TTFT <= sp.holderTTFT
+	if second {
+		upTo = max(upTo, sp.hot)
+	}
+	charged := t.charged(r, c, upTo, p.Own)
+	if second { // its batch waits out only the part beyond the hot prefix
+		p.Decode += float64(p.Running)*charged - p.Stall
+	}
+	return p.TTFT + w*charged + t.DecodeWeight*p.Decode
 }
 
 // charged is the part of r's own prefill time on c that PrefillWeight
-// counts: all of it, less what computing a common prefix (one
-// CommonHolders candidates hold) once more takes there. That is paid once
-// and spreads the traffic that needs the prefix, so it is not a delay to
-// charge for as recomputing a prefix one endpoint holds is. Its own time
-// to first token still counts it, queue included.
-func (t TimeCost) charged(r *Request, c *Candidate, common int, own float64) float64 {
-	if t.CommonHolders == 0 || common <= c.CachedBlocks {
+// counts: all of it, less what computing a prefix of upTo blocks that
+// other candidates hold takes there: a common prefix (one CommonHolders
+// candidates hold), or a hot one whose holders are busy (hotPrefix). Either
+// is paid once and spreads the traffic that needs the prefix, so it is not
+// a delay to charge for as recomputing a prefix one endpoint holds is. Its
+// own time to first token still counts it, queue included.
+func (t TimeCost) charged(r *Request, c *Candidate, upTo int, own float64) float64 {
+	if upTo <= c.CachedBlocks {
 		return own
 	}
 	rt := t.Rates(c)
-	tokens := min(common*r.BlockSize, r.PromptTokens)
+	tokens := min(upTo*r.BlockSize, r.PromptTokens)
 	return rt.PrefillSeconds(rt.PrefillWork(tokens, r.PromptTokens-tokens))
+}
+
+// hotPrefix returns the longest prefix of r that candidates hold, in blocks,
+// when at least HotRequests requests in flight share it on one of its
+// holders, and the best predicted TTFT among those holders; 0 otherwise.
+// Where such a prefix lives on one endpoint, its requests queue there
+// behind whatever prefill that endpoint is doing (routebench's burst, 8
+// prefixes on 8 endpoints: shared requests' p95 0.22 s before the import,
+// where a second copy serves them at 0.06 s). So an endpoint that would
+// answer no later than the holders is not charged PrefillWeight, nor the
+// stall of its batch, for computing the hot prefix: a second copy is an
+// investment the prefix's next requests share. Not for a request that
+// waited in the admission queue: while the fleet is full, GPU time spent on
+// a copy is taken from the requests waiting (the burst's documents waited
+// 0.5 s longer).
+func (t TimeCost) hotPrefix(r *Request, cands []Candidate, preds []Prediction) (int, float64) {
+	if t.HotRequests <= 0 || r.Queued {
+		return 0, 0
+	}
+	held := 0
+	for i := range cands {
+		held = max(held, cands[i].CachedBlocks)
+	}
+	hot, best := false, math.Inf(1)
+	for i := range cands {
+		if held > 0 && cands[i].CachedBlocks == held {
+			hot = hot || cands[i].Sharers >= t.HotRequests
+			best = min(best, preds[i].TTFT)
+		}
+	}
+	if !hot {
+		return 0, 0
+	}
+	return held, best
 }
 
 // CommonBlocks is the longest prefix of the request that at least k of
@@ -161,22 +218,18 @@ func CommonBlocks(cands []Candidate, k int) int {
 // TTFT exceeds the best by more than bound seconds costs more than every
 // candidate within it, so it is chosen only when nothing else is left.
 // bound <= 0 leaves costs alone.
-func balanced(t TimeCost, bound float64, r *Request, cands []Candidate, cost []float64) {
-	if bound <= 0 || len(cands) < 2 {
+func balanced(bound float64, preds []Prediction, cost []float64) {
+	if bound <= 0 || len(preds) < 2 {
 		return
 	}
-	ttft := make([]float64, len(cands))
-	best, worst := 0.0, 0.0
-	for i := range cands {
-		ttft[i] = t.Predict(r, &cands[i]).TTFT
-		if i == 0 || ttft[i] < best {
-			best = ttft[i]
-		}
+	best, worst := preds[0].TTFT, 0.0
+	for i := range preds {
+		best = min(best, preds[i].TTFT)
 		worst = max(worst, cost[i])
 	}
-	for i := range cands {
-		if ttft[i] > best+bound {
-			cost[i] += worst + ttft[i] // past every in-bound cost, ordered by TTFT
+	for i := range preds {
+		if ttft := preds[i].TTFT; ttft > best+bound {
+			cost[i] += worst + ttft // past every in-bound cost, ordered by TTFT
 		}
 	}
 }
@@ -184,19 +237,36 @@ func balanced(t TimeCost, bound float64, r *Request, cands []Candidate, cost []f
 // costScorer scores by a cost model (lower is better), with the balance
 // bound judged on predicted TTFT whichever model prices the candidates.
 type costScorer struct {
-	name  string
-	cost  func(r *Request, c *Candidate, common int) float64
-	t     TimeCost
-	bound float64
+	name   string
+	blocks *KVCost // Dynamo's formula; nil for the time model
+	t      TimeCost
+	bound  float64
 }
 
 func (s costScorer) Name() string { return s.name }
 func (s costScorer) Score(r *Request, cands []Candidate, out []float64) {
-	common := CommonBlocks(cands, s.t.CommonHolders)
-	for i := range cands {
-		out[i] = s.cost(r, &cands[i], common)
+	var buf [16]Prediction // one per candidate, shared by the cost and the bound
+	preds := buf[:0]
+	if s.blocks == nil || s.bound > 0 {
+		if len(cands) > len(buf) {
+			preds = make([]Prediction, 0, len(cands))
+		}
+		for i := range cands {
+			preds = append(preds, s.t.Predict(r, &cands[i]))
+		}
 	}
-	balanced(s.t, s.bound, r, cands, out[:len(cands)])
+	if s.blocks != nil {
+		for i := range cands {
+			out[i] = s.blocks.Cost(r, &cands[i])
+		}
+	} else {
+		sp := spread{common: CommonBlocks(cands, s.t.CommonHolders)}
+		sp.hot, sp.holderTTFT = s.t.hotPrefix(r, cands, preds)
+		for i := range cands {
+			out[i] = s.t.cost(r, &cands[i], preds[i], sp)
+		}
+	}
+	balanced(s.bound, preds, out[:len(cands)])
 	for i := range cands {
 		out[i] = -out[i]
 	}
@@ -208,17 +278,18 @@ func kvCostFor(c v1.KVCost) Scorer {
 	if c.CommonHolders != nil {
 		t.CommonHolders = *c.CommonHolders
 	}
+	if c.HotPrefixRequests != nil {
+		t.HotRequests = *c.HotPrefixRequests
+	}
 	bound := 0.0
 	if c.BalanceBound != nil {
 		bound = c.BalanceBound.Seconds()
 	}
-	if c.Model == v1.CostModelBlocks {
-		t.CommonHolders = 0 // Dynamo's formula as it is: no common-prefix rule
-		k := KVCost{OverlapWeight: *c.OverlapWeight, ActiveRequestWeight: *c.ActiveRequestWeight}
-		blocks := func(r *Request, c *Candidate, _ int) float64 { return k.Cost(r, c) }
-		return costScorer{name: "kv-cost", cost: blocks, t: t, bound: bound}
+	if c.Model == v1.CostModelBlocks { // Dynamo's formula as it is: no common or hot prefix rules
+		k := &KVCost{OverlapWeight: *c.OverlapWeight, ActiveRequestWeight: *c.ActiveRequestWeight}
+		return costScorer{name: "kv-cost", blocks: k, t: t, bound: bound}
 	}
-	return costScorer{name: "kv-time-cost", cost: t.Cost, t: t, bound: bound}
+	return costScorer{name: "kv-time-cost", t: t, bound: bound}
 }
 
 // sessionCrowd adds to a new session's view of the decode batch the

@@ -273,3 +273,69 @@ func TestCommonPrefixChargedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHotPrefixGetsASecondCopy: a 4,300-token request whose 4,000-token
+// prefix only A holds. A is prefilling another 4,300-token prompt, so it
+// would answer no sooner than B computing the whole prompt. Where three
+// requests in flight on A share the prefix (hot) B gets a second copy: its
+// prefill and its batch's stall are not charged for the prefix. Otherwise
+// the request waits on A, as recomputing a prefix one endpoint holds is.
+func TestHotPrefixGetsASecondCopy(t *testing.T) {
+	busy := activework.Counts{PrefillTokens: 4300, Requests: 5, ContextTokens: 25000}
+	cases := []struct {
+		name    string
+		sharers int
+		holder  activework.Counts // A's active work
+		queued  bool
+		mut     func(*v1.Router)
+		second  bool
+	}{
+		{"hot prefix, busy holder", 3, busy, false, nil, true},
+		{"two sharers are not hot", 2, busy, false, nil, false},
+		{"the request waited in the queue", 3, busy, true, nil, false},
+		{"holder answers sooner", 3, activework.Counts{Requests: 5, ContextTokens: 25000}, false, nil, false},
+		{"rule off", 3, busy, false, func(r *v1.Router) { r.KVCost.HotPrefixRequests = new(int) }, false},
+		{"blocks model", 3, busy, false, func(r *v1.Router) { r.KVCost.Model = v1.CostModelBlocks }, false},
+	}
+	for _, c := range cases {
+		var mut []func(*v1.Router)
+		if c.mut != nil {
+			mut = append(mut, c.mut)
+		}
+		s := mustNew(t, router(v1.ModeKV, mut...))
+		cands := fleet(t, cand{cached: 250, total: 100000, active: c.holder},
+			cand{total: 100000, active: activework.Counts{Requests: 5, ContextTokens: 25000}})
+		cands[0].Sharers = c.sharers
+		r := Request{PromptTokens: 4300, Blocks: 268, BlockSize: 16, Queued: c.queued}
+		got, _, err := s.Schedule(&r, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second := got[0].Key() == "10.0.0.2:8000"; second != c.second {
+			t.Errorf("%s: chose %s; want the second endpoint: %v", c.name, got[0].Key(), c.second)
+		}
+	}
+}
+
+// TestSecondCopyChargesOnlyItsSuffix pins the charge by hand: on B, with
+// A's hot prefix of 250 blocks (4,000 tokens) and B's TTFT no later than
+// A's, prefillWeight and the stall count the 300 tokens beyond it.
+func TestSecondCopyChargesOnlyItsSuffix(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01}, PrefillWeight: 1, DecodeWeight: 0.5, HotRequests: 3}
+	cs := fleet(t, cand{cached: 250, total: 100000, active: activework.Counts{PrefillTokens: 8000, Requests: 2}},
+		cand{total: 100000, active: activework.Counts{Requests: 4}})
+	cs[0].Sharers = 3
+	r := Request{PromptTokens: 4300, Blocks: 268, BlockSize: 16}
+	preds := []Prediction{tc.Predict(&r, &cs[0]), tc.Predict(&r, &cs[1])}
+	hot, ttft := tc.hotPrefix(&r, cs, preds)
+	if hot != 250 || ttft != preds[0].TTFT {
+		t.Fatalf("hot prefix %d blocks at TTFT %v, want 250 at A's %v", hot, ttft, preds[0].TTFT)
+	}
+	p := preds[1]
+	got := tc.cost(&r, &cs[1], p, spread{hot: hot, holderTTFT: ttft})
+	// 0.3 s beyond the prefix, charged once more and as the stall of B's 4 requests.
+	want := p.TTFT + 0.3 + 0.5*(p.Decode-p.Stall+4*0.3)
+	if math.Abs(got-want) > 1e-9 || math.Abs(p.Stall-4*4.3) > 1e-9 {
+		t.Fatalf("cost %v, want %v (stall without the rule %v, want 17.2)", got, want, p.Stall)
+	}
+}

@@ -33,6 +33,9 @@ type Request struct {
 	// NewSession marks the first request of a session: where it goes, the
 	// session's later requests follow.
 	NewSession bool
+	// Queued marks a request that waited in the admission queue: the fleet
+	// was full when it came.
+	Queued bool
 }
 
 // Candidate is one endpoint's state for this decision.
@@ -43,6 +46,10 @@ type Candidate struct {
 	Active   activework.Counts
 	// CachedBlocks is how many leading prompt blocks the endpoint holds.
 	CachedBlocks int
+	// Sharers is how many requests in flight there share the cached prefix
+	// (filled where the time model's hot-prefix rule needs it: on the
+	// candidates holding the longest prefix).
+	Sharers int
 	// Rates are the endpoint's learned engine rates for the time cost model;
 	// zero means the configured ones.
 	Rates costmodel.Rates

@@ -1,0 +1,69 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/activework"
+)
+
+// TestHotPrefixSpreadsThroughTheRouter: requests sharing a 4,800-token
+// prefix go to its holder and decode there; then the holder starts a
+// 6,000-token prefill of another prompt. With three of them in flight
+// (router.kvCost.hotPrefixRequests' default) the next request goes to the
+// other endpoint, which computes the prefix sooner than the holder would
+// reach it; with two, or with the rule off, it waits on the holder rather
+// than recompute a prefix one endpoint holds. The router fills the sharers
+// from its own in-flight work.
+func TestHotPrefixSpreadsThroughTheRouter(t *testing.T) {
+	cases := []struct {
+		name     string
+		inFlight int
+		off      bool
+		second   bool
+	}{
+		{"three in flight", 3, false, true},
+		{"two in flight", 2, false, false},
+		{"rule off", 3, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, 2, func(cfg *v1.Config) {
+				off := false
+				cfg.Admission.Queue = &off // a queued request never makes a second copy
+				if c.off {
+					cfg.Router.KVCost.HotPrefixRequests = new(int)
+				}
+			})
+			ctx := context.Background()
+			prefix := words("doc", 2400)
+			var holder string
+			for i := range c.inFlight {
+				d, err := f.route(ctx, input(prefix+words(fmt.Sprint("q", i), 40), nil))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ep := d.Endpoints()[0]
+				if i == 0 {
+					holder = ep
+				} else if ep != holder {
+					t.Fatalf("request %d went to %s, want the holder %s", i, ep, holder)
+				}
+				d.FirstToken()
+				t.Cleanup(func() { d.Done(nil) })
+			}
+			long := f.active.Start(holder, activework.Work{PromptTokens: 6000, UncachedTokens: 6000, BlockSize: 16}, f.clock())
+			defer long.Free()
+			d, err := f.route(ctx, input(prefix+words("next", 40), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Done(nil)
+			if second := d.Endpoints()[0] != holder; second != c.second {
+				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", d.Endpoints()[0], holder, c.second)
+			}
+		})
+	}
+}
