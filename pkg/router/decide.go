@@ -51,7 +51,8 @@ func (r *Router) credit(p *Prepared, snap *endpoints.Snapshot, cands []scheduler
 }
 
 // fillSharers sets, on the candidates holding the longest prefix of p, how
-// many of this picker's requests in flight there share it.
+// many requests in flight there share it (this picker's, and its synced
+// peers' as replica sync accounts them).
 func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
 	held := 0
 	for i := range cands {
