@@ -159,14 +159,14 @@ type KVCost struct {
 	// HotPrefixRequests is how many requests in flight must share a prefix
 	// on an endpoint holding it for the prefix to count as hot (default 3;
 	// 0: never). The time model does not charge prefillWeight, nor the
-	// stall of the batch, for computing a hot prefix on an endpoint that
-	// would answer no later than its busy holders (unless requests wait in
-	// the admission queue): a second copy spares the prefix's next requests
-	// the holders' queue (routebench's burst: kv's p95 1.14 s to 0.97 s at
-	// seed 1-9 means). Lower copies prefixes sooner, which many prefixes
-	// under load pay for in cache and prefill (at 2, shared-prefix's p95 at
-	// 15 req/s rose 2 %); higher keeps a hot prefix's requests queueing on
-	// one endpoint.
+	// stall of the batch, for computing a hot prefix on an endpoint with no
+	// prefill queued that would answer no later than its busy holders
+	// (unless requests wait in the admission queue): a second copy spares
+	// the prefix's next requests the holders' queue (routebench's burst:
+	// kv's p95 1.14 s to 0.98 s, seed 1-9 means). Lower copies prefixes
+	// sooner, which many prefixes under load pay for in cache and prefill
+	// (at 2, shared-prefix's p95 at 15 req/s rose 2 %); higher keeps a hot
+	// prefix's requests queueing on one endpoint.
 	HotPrefixRequests *int `json:"hotPrefixRequests,omitempty"`
 	// BalanceBound keeps cache affinity from making a hot spot, in either
 	// model: an endpoint whose predicted TTFT exceeds the pool's best by more

@@ -276,26 +276,31 @@ func TestCommonPrefixChargedOnce(t *testing.T) {
 
 // TestHotPrefixGetsASecondCopy: a 4,300-token request whose 4,000-token
 // prefix only A holds. A is prefilling another 4,300-token prompt, so it
-// would answer no sooner than B computing the whole prompt. Where three
-// requests in flight on A share the prefix (hot) B gets a second copy: its
-// prefill and its batch's stall are not charged for the prefix. Otherwise
-// the request waits on A, as recomputing a prefix one endpoint holds is.
+// would answer no sooner than B, with no prefill queued, computing the whole
+// prompt. Where three requests in flight on A share the prefix (hot) B gets
+// a second copy: its prefill and its batch's stall are not charged for the
+// prefix. Otherwise the request waits on A, as recomputing a prefix one
+// endpoint holds is.
 func TestHotPrefixGetsASecondCopy(t *testing.T) {
 	busy := activework.Counts{PrefillTokens: 4300, Requests: 5, ContextTokens: 25000}
+	idle := activework.Counts{Requests: 5, ContextTokens: 25000}
 	cases := []struct {
-		name    string
-		sharers int
-		holder  activework.Counts // A's active work
-		queued  bool
-		mut     func(*v1.Router)
-		second  bool
+		name          string
+		sharers       int
+		holder, other activework.Counts // A's and B's active work
+		queued        bool
+		mut           func(*v1.Router)
+		second        bool
 	}{
-		{"hot prefix, busy holder", 3, busy, false, nil, true},
-		{"two sharers are not hot", 2, busy, false, nil, false},
-		{"the request waited in the queue", 3, busy, true, nil, false},
-		{"holder answers sooner", 3, activework.Counts{Requests: 5, ContextTokens: 25000}, false, nil, false},
-		{"rule off", 3, busy, false, func(r *v1.Router) { r.KVCost.HotPrefixRequests = new(int) }, false},
-		{"blocks model", 3, busy, false, func(r *v1.Router) { r.KVCost.Model = v1.CostModelBlocks }, false},
+		{"hot prefix, busy holder", 3, busy, idle, false, nil, true},
+		{"two sharers are not hot", 2, busy, idle, false, nil, false},
+		{"the request waited in the queue", 3, busy, idle, true, nil, false},
+		{"holder answers sooner", 3, idle, idle, false, nil, false},
+		// B would answer sooner (4,800 tokens ahead of its first token against A's 8,300) but has prefill waiting.
+		{"prefill queued on the other", 3, activework.Counts{PrefillTokens: 8000, Requests: 5, ContextTokens: 25000},
+			activework.Counts{PrefillTokens: 500, Requests: 5, ContextTokens: 25000}, false, nil, false},
+		{"rule off", 3, busy, idle, false, func(r *v1.Router) { r.KVCost.HotPrefixRequests = new(int) }, false},
+		{"blocks model", 3, busy, idle, false, func(r *v1.Router) { r.KVCost.Model = v1.CostModelBlocks }, false},
 	}
 	for _, c := range cases {
 		var mut []func(*v1.Router)
@@ -303,8 +308,7 @@ func TestHotPrefixGetsASecondCopy(t *testing.T) {
 			mut = append(mut, c.mut)
 		}
 		s := mustNew(t, router(v1.ModeKV, mut...))
-		cands := fleet(t, cand{cached: 250, total: 100000, active: c.holder},
-			cand{total: 100000, active: activework.Counts{Requests: 5, ContextTokens: 25000}})
+		cands := fleet(t, cand{cached: 250, total: 100000, active: c.holder}, cand{total: 100000, active: c.other})
 		cands[0].Sharers = c.sharers
 		r := Request{PromptTokens: 4300, Blocks: 268, BlockSize: 16, Queued: c.queued}
 		got, _, err := s.Schedule(&r, cands)
