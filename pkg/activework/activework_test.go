@@ -117,16 +117,6 @@ func TestSharedPromptBlocksCountOnce(t *testing.T) {
 // TestSegmentCounting: shared prompt blocks are counted per segment of segBlocks; chains that part inside a
 // segment count that segment once each (the documented over-count, at most segBlocks-1 per request).
 func TestSegmentCounting(t *testing.T) {
-	chain := func(prefix, n int, tag uint64) []uint64 {
-		c := make([]uint64, n)
-		for i := range c {
-			c[i] = uint64(i + 1)
-			if i >= prefix {
-				c[i] = tag<<32 | uint64(i+1)
-			}
-		}
-		return c
-	}
 	tests := []struct {
 		name   string
 		chains [][]uint64
@@ -273,16 +263,6 @@ func TestDeferLosesNoChange(t *testing.T) {
 // TestSharers: requests in flight holding a prefix are counted by its last
 // whole segment, per endpoint, until they free.
 func TestSharers(t *testing.T) {
-	chain := func(prefix, n int, tag uint64) []uint64 {
-		c := make([]uint64, n)
-		for i := range c {
-			c[i] = uint64(i + 1)
-			if i >= prefix {
-				c[i] = tag<<32 | uint64(i+1)
-			}
-		}
-		return c
-	}
 	tr := New(time.Minute, nil)
 	now := time.Unix(0, 0)
 	a, b := chain(20, 30, 1), chain(20, 30, 2) // share 20 blocks: segments 0 and 1 whole, 2 parts
@@ -313,4 +293,17 @@ func TestSharers(t *testing.T) {
 	if got := tr.Sharers("e", a, 16); got != 1 {
 		t.Fatalf("after b frees: %d sharers, want 1", got)
 	}
+}
+
+// chain is an n-block hash chain whose first prefix blocks every chain
+// shares and whose rest are tagged (chains with different tags part there).
+func chain(prefix, n int, tag uint64) []uint64 {
+	c := make([]uint64, n)
+	for i := range c {
+		c[i] = uint64(i + 1)
+		if i >= prefix {
+			c[i] = tag<<32 | uint64(i+1)
+		}
+	}
+	return c
 }
