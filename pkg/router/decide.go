@@ -50,21 +50,6 @@ func (r *Router) credit(p *Prepared, snap *endpoints.Snapshot, cands []scheduler
 	}
 }
 
-// fillSharers sets, on the candidates holding the longest prefix of p, how
-// many requests in flight there share it (this picker's, and its synced
-// peers' as replica sync accounts them).
-func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
-	held := 0
-	for i := range cands {
-		held = max(held, cands[i].CachedBlocks)
-	}
-	for i := range cands {
-		if held > 0 && cands[i].CachedBlocks == held {
-			cands[i].Sharers = r.deps.Active.Sharers(cands[i].Key(), p.Chain, held)
-		}
-	}
-}
-
 // viewSize is the block size endpoint's view is hashed at for p.
 func (p *Prepared) viewSize(endpoint string) int {
 	if p.view == nil {
@@ -122,6 +107,9 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	start := time.Now()
 	chosen, res, err := r.sched.Schedule(&p.Req, cands)
 	chosen = pinAdmitted(chosen, adm)
+	if r.sharers && err == nil {
+		r.countCopy(p, cands, &chosen[0])
+	}
 	clear(cands) // drop the Entry pointers while pooled
 	*buf = cands[:0]
 	candBufs.Put(buf)

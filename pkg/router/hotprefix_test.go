@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // TestHotPrefixSpreadsThroughTheRouter: requests sharing a 4,800-token
@@ -56,6 +59,8 @@ func TestHotPrefixSpreadsThroughTheRouter(t *testing.T) {
 			}
 			long := f.active.Start(holder, activework.Work{PromptTokens: 6000, UncachedTokens: 6000, BlockSize: 16}, f.clock())
 			defer long.Free()
+			copies := telemetry.HotPrefixCopies.WithLabelValues("")
+			before := promtest.ToFloat64(copies)
 			d, err := f.route(ctx, input(prefix+words("next", 40), nil))
 			if err != nil {
 				t.Fatal(err)
@@ -63,6 +68,10 @@ func TestHotPrefixSpreadsThroughTheRouter(t *testing.T) {
 			defer d.Done(nil)
 			if second := d.Endpoints()[0] != holder; second != c.second {
 				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", d.Endpoints()[0], holder, c.second)
+			}
+			// Counted as a copy only when the prefix was hot (the rule off makes no count: nothing reads sharers).
+			if got, want := promtest.ToFloat64(copies)-before, map[bool]float64{true: 1}[c.second]; got != want {
+				t.Fatalf("kvpick_router_hot_prefix_copies_total rose by %v, want %v", got, want)
 			}
 		})
 	}

@@ -64,6 +64,11 @@ var (
 		Namespace: Namespace, Name: "tokenizer_info",
 		Help: "1 for the tokenizer in use; exact=false means block hashes approximate the engine's tokens.",
 	}, []string{"name", "exact"}))
+	// HotPrefixCopies counts decisions that computed a hot prefix on an endpoint not holding it.
+	HotPrefixCopies = must(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "router_hot_prefix_copies_total",
+		Help: "Requests sent to an endpoint without their longest cached prefix while router.kvCost.hotPrefixRequests or more requests in flight shared it on a holder: a second copy of a hot prefix.",
+	}, []string{"pool"}))
 	// SessionPins is the number of live session pins.
 	SessionPins = must(prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "session_pins",

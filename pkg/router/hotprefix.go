@@ -1,0 +1,47 @@
+package router
+
+import (
+	"github.com/kvpick/kvpick/pkg/scheduler"
+	"github.com/kvpick/kvpick/pkg/telemetry"
+)
+
+// The time cost's hot-prefix rule (router.kvCost.hotPrefixRequests) reads
+// how many requests in flight share a request's prefix on its holders; the
+// router fills that in and counts the copies made.
+
+// fillSharers sets, on the candidates holding the longest prefix of p, how
+// many requests in flight there share it (this picker's, and its synced
+// peers' as replica sync accounts them).
+func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
+	held := longestHeld(cands)
+	for i := range cands {
+		if held > 0 && cands[i].CachedBlocks == held {
+			cands[i].Sharers = r.deps.Active.Sharers(cands[i].Key(), p.Chain, held)
+		}
+	}
+}
+
+// countCopy counts a decision that sends p, whose longest cached prefix is
+// hot on its holders, to an endpoint that does not hold it: a second copy
+// (kvpick_router_hot_prefix_copies_total), whichever term of the cost chose it.
+func (r *Router) countCopy(p *Prepared, cands []scheduler.Candidate, primary *scheduler.Candidate) {
+	held := longestHeld(cands)
+	if p.Req.Queued || held == 0 || primary.CachedBlocks >= held {
+		return
+	}
+	for i := range cands {
+		if cands[i].CachedBlocks == held && cands[i].Sharers >= *r.cfg.Router.KVCost.HotPrefixRequests {
+			telemetry.HotPrefixCopies.WithLabelValues(r.deps.Pool).Inc()
+			return
+		}
+	}
+}
+
+// longestHeld is the most blocks of the request any candidate holds.
+func longestHeld(cands []scheduler.Candidate) int {
+	held := 0
+	for i := range cands {
+		held = max(held, cands[i].CachedBlocks)
+	}
+	return held
+}
