@@ -13,7 +13,7 @@ import (
 // many requests in flight there share it (this picker's, and its synced
 // peers' as replica sync accounts them).
 func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
-	held := longestHeld(cands)
+	held := scheduler.LongestHeld(cands)
 	for i := range cands {
 		if held > 0 && cands[i].CachedBlocks == held {
 			cands[i].Sharers = r.deps.Active.Sharers(cands[i].Key(), p.Chain, held)
@@ -25,7 +25,7 @@ func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
 // hot on its holders, to an endpoint that does not hold it: a second copy
 // (kvpick_router_hot_prefix_copies_total), whichever term of the cost chose it.
 func (r *Router) countCopy(p *Prepared, cands []scheduler.Candidate, primary *scheduler.Candidate) {
-	held := longestHeld(cands)
+	held := scheduler.LongestHeld(cands)
 	if p.Req.Queued || held == 0 || primary.CachedBlocks >= held {
 		return
 	}
@@ -35,13 +35,4 @@ func (r *Router) countCopy(p *Prepared, cands []scheduler.Candidate, primary *sc
 			return
 		}
 	}
-}
-
-// longestHeld is the most blocks of the request any candidate holds.
-func longestHeld(cands []scheduler.Candidate) int {
-	held := 0
-	for i := range cands {
-		held = max(held, cands[i].CachedBlocks)
-	}
-	return held
 }

@@ -167,10 +167,7 @@ func (t TimeCost) hotPrefix(r *Request, cands []Candidate, preds []Prediction) (
 	if t.HotRequests <= 0 || r.Queued {
 		return 0, 0
 	}
-	held := 0
-	for i := range cands {
-		held = max(held, cands[i].CachedBlocks)
-	}
+	held := LongestHeld(cands)
 	hot, best := false, math.Inf(1)
 	for i := range cands {
 		if held > 0 && cands[i].CachedBlocks == held {
@@ -182,6 +179,16 @@ func (t TimeCost) hotPrefix(r *Request, cands []Candidate, preds []Prediction) (
 		return 0, 0
 	}
 	return held, best
+}
+
+// LongestHeld is the longest prefix of the request any candidate holds, in
+// blocks.
+func LongestHeld(cands []Candidate) int {
+	held := 0
+	for i := range cands {
+		held = max(held, cands[i].CachedBlocks)
+	}
+	return held
 }
 
 // CommonBlocks is the longest prefix of the request that at least k of
