@@ -25,14 +25,8 @@ func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
 // hot on its holders, to an endpoint that does not hold it: a second copy
 // (kvpick_router_hot_prefix_copies_total), whichever term of the cost chose it.
 func (r *Router) countCopy(p *Prepared, cands []scheduler.Candidate, primary *scheduler.Candidate) {
-	held := scheduler.LongestHeld(cands)
-	if p.Req.Queued || held == 0 || primary.CachedBlocks >= held {
-		return
-	}
-	for i := range cands {
-		if cands[i].CachedBlocks == held && cands[i].Sharers >= *r.cfg.Router.KVCost.HotPrefixRequests {
-			telemetry.HotPrefixCopies.WithLabelValues(r.deps.Pool).Inc()
-			return
-		}
+	held := scheduler.HotPrefix(cands, *r.cfg.Router.KVCost.HotPrefixRequests)
+	if !p.Req.Queued && primary.CachedBlocks < held {
+		telemetry.HotPrefixCopies.WithLabelValues(r.deps.Pool).Inc()
 	}
 }

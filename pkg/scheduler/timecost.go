@@ -164,21 +164,36 @@ func (t TimeCost) charged(r *Request, c *Candidate, upTo int, own float64) float
 // not for a request that waited in the admission queue, for the same reason
 // fleet-wide (the burst's documents waited 0.5 s longer).
 func (t TimeCost) hotPrefix(r *Request, cands []Candidate, preds []Prediction) (int, float64) {
-	if t.HotRequests <= 0 || r.Queued {
+	if r.Queued {
 		return 0, 0
 	}
-	held := LongestHeld(cands)
-	hot, best := false, math.Inf(1)
+	held := HotPrefix(cands, t.HotRequests)
+	if held == 0 {
+		return 0, 0
+	}
+	best := math.Inf(1)
 	for i := range cands {
-		if held > 0 && cands[i].CachedBlocks == held {
-			hot = hot || cands[i].Sharers >= t.HotRequests
+		if cands[i].CachedBlocks == held {
 			best = min(best, preds[i].TTFT)
 		}
 	}
-	if !hot {
-		return 0, 0
-	}
 	return held, best
+}
+
+// HotPrefix is the longest prefix of the request the candidates hold, in
+// blocks, when at least k requests in flight share it on one of its
+// holders (Candidate.Sharers); 0 when it is not hot, none is held, or k is 0.
+func HotPrefix(cands []Candidate, k int) int {
+	held := LongestHeld(cands)
+	if k <= 0 || held == 0 {
+		return 0
+	}
+	for i := range cands {
+		if cands[i].CachedBlocks == held && cands[i].Sharers >= k {
+			return held
+		}
+	}
+	return 0
 }
 
 // LongestHeld is the longest prefix of the request any candidate holds, in
