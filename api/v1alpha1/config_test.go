@@ -13,7 +13,7 @@ func TestDefaultIsValid(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("default config invalid: %v", err)
 	}
-	if c.Router.Mode != ModeKV || *c.Router.KVCost.OverlapWeight != 1.0 || c.KV.PredictedTTL.Seconds() != 120 {
+	if c.Router.Mode != ModeKV || *c.Router.KVCost.OverlapWeight != 1.0 || c.KV.PredictedTTL.Seconds() != 120 || c.KV.PredictedTTLKnownCapacity.Seconds() != 600 {
 		t.Fatalf("unexpected defaults: %+v", c.Router)
 	}
 }
@@ -35,6 +35,7 @@ func TestParseAndValidate(t *testing.T) {
 		{"common holders off", "router:\n  kvCost:\n    commonHolders: 0\n", nil},
 		{"common holders 1", "router:\n  kvCost:\n    commonHolders: 1\n", []string{"router.kvCost.commonHolders", "got 1"}},
 		{"negative common holders", "router:\n  kvCost:\n    commonHolders: -2\n", []string{"router.kvCost.commonHolders"}},
+		{"negative known-capacity ttl", "kv:\n  predictedTTLKnownCapacity: -5s\n", []string{"kv.predictedTTLKnownCapacity", "positive"}},
 		{"hot prefix off", "router:\n  kvCost:\n    hotPrefixRequests: 0\n", nil},
 		{"negative hot prefix requests", "router:\n  kvCost:\n    hotPrefixRequests: -1\n", []string{"router.kvCost.hotPrefixRequests", "got -1"}},
 		{"custom without profile", "router:\n  mode: custom\n", []string{"router.profile", "required"}},
@@ -145,7 +146,13 @@ func TestFlagBindings(t *testing.T) {
 			"disagrees with config field router.kvCost.overlapWeight", nil},
 		{"ttl alias in seconds", "", []string{"--router-ttl", "45.5"}, "",
 			func(c *Config) bool { return c.KV.PredictedTTL.Duration == 45500*time.Millisecond }},
-		{"ttl secs", "", []string{"--router-ttl-secs=30"}, "", func(c *Config) bool { return c.KV.PredictedTTL.Duration == 30*time.Second }},
+		{"ttl secs", "", []string{"--router-ttl-secs=30"}, "", func(c *Config) bool {
+			return c.KV.PredictedTTL.Duration == 30*time.Second && c.KV.PredictedTTLKnownCapacity.Duration == 30*time.Second
+		}},
+		{"ttl secs keeps the file's known-capacity ttl", "kv:\n  predictedTTLKnownCapacity: 15m\n", []string{"--router-ttl-secs=30"}, "",
+			func(c *Config) bool {
+				return c.KV.PredictedTTL.Duration == 30*time.Second && c.KV.PredictedTTLKnownCapacity.Duration == 15*time.Minute
+			}},
 		{"max tree size and prune ratio", "", []string{"--router-max-tree-size=4096", "--router-prune-target-ratio=0.5"}, "",
 			func(c *Config) bool { return c.KV.MaxBlocksPerEndpoint == 4096 && *c.KV.PruneTarget == 0.5 }},
 		{"queue threshold 0", "", []string{"--router-queue-threshold=0"}, "",

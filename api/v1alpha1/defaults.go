@@ -121,6 +121,7 @@ func (k *KV) setDefaults() {
 		k.BlockSize = 16
 	}
 	setDur(&k.PredictedTTL, 120*time.Second)
+	setDur(&k.PredictedTTLKnownCapacity, 600*time.Second)
 	if k.PredictedStride == 0 {
 		k.PredictedStride = 4
 	}

@@ -178,8 +178,9 @@ func (b *FlagBindings) intField(names []string, field, usage string, get func(*C
 	})
 }
 
-// seconds binds a duration field given as (fractional) seconds.
-func (b *FlagBindings) seconds(names []string, field, usage string, get func(*Config) *Duration) {
+// seconds binds a duration field given as (fractional) seconds. The flag
+// also sets each of also that the config file left unset.
+func (b *FlagBindings) seconds(names []string, field, usage string, get func(*Config) *Duration, also ...func(*Config) *Duration) {
 	b.add(names, field, usage, false, func(c *Config, raw string) (string, error) {
 		v, err := strconv.ParseFloat(raw, 64)
 		if err != nil || v <= 0 {
@@ -190,6 +191,11 @@ func (b *FlagBindings) seconds(names []string, field, usage string, get func(*Co
 			return p.Duration.String(), nil
 		}
 		p.Duration = d
+		for _, g := range also {
+			if q := g(c); q.Duration == 0 {
+				q.Duration = d
+			}
+		}
 		return "", nil
 	})
 }

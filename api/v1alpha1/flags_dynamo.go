@@ -32,8 +32,8 @@ func (b *FlagBindings) dynamo() {
 		func(c *Config) **float64 { return &c.Router.KVCost.Temperature })
 	b.float(names("router-decode-active-request-weight"), "router.kvCost.activeRequestWeight", "per-active-request term in the kv cost", false,
 		func(c *Config) **float64 { return &c.Router.KVCost.ActiveRequestWeight })
-	b.seconds(names("router-ttl-secs", "router-ttl"), "kv.predictedTTL", "lifetime of a predicted block (predicted path)",
-		func(c *Config) *Duration { return &c.KV.PredictedTTL })
+	b.seconds(names("router-ttl-secs", "router-ttl"), "kv.predictedTTL", "lifetime of a predicted block (predicted path; sets kv.predictedTTLKnownCapacity too)",
+		func(c *Config) *Duration { return &c.KV.PredictedTTL }, func(c *Config) *Duration { return &c.KV.PredictedTTLKnownCapacity })
 	b.intField(names("router-max-tree-size"), "kv.maxBlocksPerEndpoint", "bound on indexed blocks (kvpick bounds each endpoint)",
 		func(c *Config) *int { return &c.KV.MaxBlocksPerEndpoint })
 	b.float(names("router-prune-target-ratio"), "kv.pruneTarget", "fraction of the bound kept after pruning", false,

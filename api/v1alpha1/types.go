@@ -327,9 +327,19 @@ type KV struct {
 	// replica (peers claim too), and the real-time soak was worse with it on this 2-core host (not attributed
 	// cleanly: its runs vary), so it is opt-in until measured on real hardware.
 	EventsBridge *bool `json:"eventsBridge,omitempty"`
-	// PredictedTTL expires predicted entries (default 120s). Longer keeps
-	// affinity for slower-returning prefixes but predicts blocks the engine evicted.
+	// PredictedTTL expires predicted entries on an endpoint whose KV capacity is unknown (default 120s,
+	// Dynamo's --router-ttl-secs): the index's only bound there is maxBlocksPerEndpoint, far above what an
+	// engine holds, so the TTL stands in for its evictions. Longer keeps affinity for slower-returning
+	// prefixes but predicts blocks the engine evicted.
 	PredictedTTL Duration `json:"predictedTTL"`
+	// PredictedTTLKnownCapacity expires predicted entries on an endpoint whose KV capacity is known (scraped
+	// num_gpu_blocks or the endpoints file; default 600s). There the index is bounded by the engine's blocks
+	// and drops the least recently used first, as the engine evicts, so the TTL only guards against traffic
+	// this picker never saw evicting them. Shorter forgets prefixes the engine still holds: at 120s, on
+	// routebench's Mooncake trace, kv sent requests whose prefix an engine still held 88-337 s after its last
+	// use elsewhere (p95 3.571 s against 3.543 s at 600s, seeds 1-9; 3,600s measured the same as 600s).
+	// Longer makes replica sync's snapshots carry more (up to replicaSync.snapshotChains).
+	PredictedTTLKnownCapacity Duration `json:"predictedTTLKnownCapacity"`
 	// PredictedStride indexes every Nth block of a prompt on the predicted path (default 4: 64 tokens with
 	// blockSize 16). Block hashes are chained, so one hash stands for the whole prefix before it: lookups,
 	// records and index memory cost 1/N, and a shared prefix is credited in steps of N blocks (up to N-1

@@ -178,6 +178,9 @@ func (k *KV) validate(p *problems) {
 	if k.PredictedTTL.Duration <= 0 {
 		p.add("kv.predictedTTL", "must be positive")
 	}
+	if k.PredictedTTLKnownCapacity.Duration <= 0 {
+		p.add("kv.predictedTTLKnownCapacity", "must be positive")
+	}
 	if k.MaxBlocksPerEndpoint < 1 {
 		p.add("kv.maxBlocksPerEndpoint", "must be positive")
 	}

@@ -156,7 +156,7 @@ func (p *peers) core(cfg *v1.Config, set *endpoints.Set, index *kvindex.Index, a
 		return nil, nil
 	}
 	r, err := replicasync.New(replicasync.Options{ID: p.id, Active: active, Index: index, Set: set, Log: log.WithName("replicasync"),
-		Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration, MaxWait: cfg.Admission.MaxQueueWait.Duration,
+		Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.LongestPredictedTTL(), MaxWait: cfg.Admission.MaxQueueWait.Duration,
 		OnChange: notify})
 	if err != nil {
 		p.lis.Close()

@@ -59,8 +59,7 @@ func run(ctx context.Context, cfg *v1.Config, o options, log logr.Logger) error 
 			return err
 		}
 	}
-	index := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PredictedTTL: cfg.KV.PredictedTTL.Duration,
-		PruneTarget: *cfg.KV.PruneTarget})
+	index := kvindex.New(kvindex.OptionsFor(&cfg.KV))
 	kvindex.RegisterMetrics(o.pool, index.Stats)
 	telemetry.RegisterPool(o.pool, set.PodLoads) // the reference picker's inference_pool_* gauges
 	var rt *router.Router

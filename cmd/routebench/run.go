@@ -223,6 +223,10 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.balanceBound >= 0 {
 		po.BalanceBound = &o.balanceBound
 	}
+	if o.predictedTTL < 0 {
+		return po, fmt.Errorf("-kv-predicted-ttl: want a positive duration or 0 for the default, got %v", o.predictedTTL)
+	}
+	po.PredictedTTL = o.predictedTTL
 	return po, nil
 }
 

@@ -51,8 +51,7 @@ type kvpick struct {
 }
 
 func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
-	ix := kvindex.New(kvindex.Options{MaxBlocksPerEndpoint: cfg.KV.MaxBlocksPerEndpoint, PruneTarget: *cfg.KV.PruneTarget,
-		PredictedTTL: cfg.KV.PredictedTTL.Duration})
+	ix := kvindex.New(kvindex.OptionsFor(&cfg.KV))
 	keys := make([]string, 0, len(env.Capacity))
 	for k := range env.Capacity {
 		keys = append(keys, k)
@@ -71,7 +70,7 @@ func newKVPick(name string, cfg *v1.Config, env Env) (*kvpick, error) {
 	deps := router.Deps{Set: env.Set, Index: ix, Active: active, Now: env.Now, Log: logr.Discard(), Pool: name, Events: k.feed}
 	if env.Bus != nil {
 		rep, err := replicasync.New(replicasync.Options{ID: env.Replica, Active: active, Index: ix, Set: env.Set, Now: env.Bus.clock(env.Now),
-			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.PredictedTTL.Duration,
+			Log: logr.Discard(), Sync: cfg.ReplicaSync, PredictedTTL: cfg.KV.LongestPredictedTTL(),
 			MaxWait: cfg.Admission.MaxQueueWait.Duration})
 		if err != nil {
 			return nil, err

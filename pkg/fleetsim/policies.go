@@ -66,6 +66,10 @@ type Options struct {
 	ReplicaQueueSlack *time.Duration
 	// ReplicaQueueSlackMax, when set, overrides replicaSync.queueSlackMax.
 	ReplicaQueueSlackMax *time.Duration
+	// PredictedTTL, when positive, overrides kv.predictedTTL and
+	// kv.predictedTTLKnownCapacity in the kv policies (the simulated engines
+	// report their capacity, so the latter is the one in use).
+	PredictedTTL time.Duration
 }
 
 // Standard returns the named standard policies (all when names is empty).
@@ -108,6 +112,10 @@ func standard(name string, o Options) (Spec, bool) {
 				c.Admission.LateWindow = &v1.Duration{Duration: *l}
 			}
 			c.KV.EventsBridge = o.EventsBridge
+			if o.PredictedTTL > 0 {
+				c.KV.PredictedTTL = v1.Duration{Duration: o.PredictedTTL}
+				c.KV.PredictedTTLKnownCapacity = c.KV.PredictedTTL
+			}
 			c.ReplicaSync.QueueOrder = o.ReplicaQueueOrder
 			if s := o.ReplicaQueueSlack; s != nil {
 				c.ReplicaSync.QueueSlack = v1.Duration{Duration: *s}

@@ -69,7 +69,7 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 	// would have a record falling due every few requests, and each Match on
 	// the request path would stop to expire them under the endpoint's lock.
 	if !whole {
-		exp := t + int64(ix.opts.PredictedTTL)
+		exp := t + int64(ix.ttl(ep))
 		if n := len(ep.recs); n > ep.rhead && ep.recs[n-1].exp == exp {
 			ep.recs[n-1].touch = ep.clock // same expiry: extend the last record
 		} else {
@@ -136,4 +136,15 @@ func (ix *Index) Observed(endpoint string, h uint64) bool {
 func (ep *endpoint) observedLocked(h uint64) bool {
 	v, ok := ep.blocks.get(h)
 	return ok && ep.order.nodes[uint32(v)].tv&1 == 1
+}
+
+// ttl is how long a predicted claim on ep lasts. Where the engine's
+// capacity bounds ep, pruning least recently used first stands for the
+// engine's evictions and the TTL only for traffic this picker never saw;
+// elsewhere the TTL is the only bound that tracks them. Callers hold ep.mu.
+func (ix *Index) ttl(ep *endpoint) time.Duration {
+	if ep.capacity > 0 && !ep.multiNS {
+		return ix.opts.PredictedTTLKnownCapacity
+	}
+	return ix.opts.PredictedTTL
 }

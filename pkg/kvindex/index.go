@@ -22,8 +22,20 @@ type Options struct {
 	MaxBlocksPerEndpoint int
 	// PruneTarget is the fraction of capacity kept after an over-capacity prune.
 	PruneTarget float64
-	// PredictedTTL is how long a RecordPredicted claim lasts.
-	PredictedTTL time.Duration
+	// PredictedTTL is how long a RecordPredicted claim lasts on an endpoint
+	// whose capacity is unknown; PredictedTTLKnownCapacity on one whose
+	// capacity SetCapacity gave (see ttl).
+	PredictedTTL, PredictedTTLKnownCapacity time.Duration
+}
+
+// OptionsFor returns the options kv configures.
+func OptionsFor(k *v1.KV) Options {
+	o := Options{MaxBlocksPerEndpoint: k.MaxBlocksPerEndpoint, PredictedTTL: k.PredictedTTL.Duration,
+		PredictedTTLKnownCapacity: k.PredictedTTLKnownCapacity.Duration}
+	if k.PruneTarget != nil {
+		o.PruneTarget = *k.PruneTarget
+	}
+	return o
 }
 
 // withDefaults fills zero or out-of-range fields.
@@ -36,6 +48,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PredictedTTL <= 0 {
 		o.PredictedTTL = defaults.PredictedTTL.Duration
+	}
+	if o.PredictedTTLKnownCapacity <= 0 {
+		o.PredictedTTLKnownCapacity = defaults.PredictedTTLKnownCapacity.Duration
 	}
 	return o
 }
@@ -66,7 +81,7 @@ func New(opts Options) *Index {
 }
 
 // RecordPredicted records the picker's own decision as if endpoint now holds
-// chain; the claim expires after PredictedTTL. Earlier blocks of the chain
+// chain; the claim expires after the endpoint's TTL (see ttl). Earlier blocks of the chain
 // are kept longer than later ones under LRU pressure. Claims expire in the
 // order they were recorded, so now should not go backwards per endpoint (if
 // it does, a claim may outlive its TTL until the earlier ones expire).

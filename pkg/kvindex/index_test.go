@@ -162,6 +162,49 @@ func TestPredictedTTL(t *testing.T) {
 	}
 }
 
+// TestPredictedTTLByCapacity checks that a claim lasts the known-capacity
+// TTL on an endpoint whose capacity was set, and the short one elsewhere
+// (also once the endpoint stores blocks outside the capacity's tier).
+func TestPredictedTTLByCapacity(t *testing.T) {
+	short, long := 2*time.Minute, 10*time.Minute
+	c := chainOf(9, 4)
+	tests := []struct {
+		name  string
+		setup func(ix *Index)
+		at    time.Duration
+		want  map[string]int
+	}{
+		{"unknown capacity: gone after the short ttl", func(ix *Index) { ix.RecordPredicted("a", c, t0) }, short, map[string]int{}},
+		{"known capacity: held past the short ttl", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.RecordPredicted("a", c, t0)
+		}, long - time.Second, map[string]int{"a": 4}},
+		{"known capacity: gone after the long ttl", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.RecordPredicted("a", c, t0)
+		}, long, map[string]int{}},
+		{"each endpoint its own", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.RecordPredicted("a", c, t0)
+			ix.RecordPredicted("b", c, t0)
+		}, short + time.Second, map[string]int{"a": 4}},
+		{"capacity reset to unknown", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.SetCapacity("a", 0)
+			ix.RecordPredicted("a", c, t0)
+		}, short, map[string]int{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := New(Options{PredictedTTL: short, PredictedTTLKnownCapacity: long})
+			tc.setup(ix)
+			if got := matchMap(ix, c, t0.Add(tc.at)); !maps.Equal(got, tc.want) {
+				t.Fatalf("Match = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestRecordExpiresOwnEndpointLazily(t *testing.T) {
 	ix := New(Options{PredictedTTL: time.Minute})
 	ix.RecordPredicted("a", chainOf(1, 10), t0)
@@ -254,7 +297,7 @@ func TestRemoveEndpoint(t *testing.T) {
 
 func TestOptionsDefaults(t *testing.T) {
 	o := Options{PruneTarget: 1.5}.withDefaults()
-	if o.MaxBlocksPerEndpoint != 1<<20 || o.PruneTarget != 1 || o.PredictedTTL != 120*time.Second {
+	if o.MaxBlocksPerEndpoint != 1<<20 || o.PruneTarget != 1 || o.PredictedTTL != 120*time.Second || o.PredictedTTLKnownCapacity != 600*time.Second {
 		t.Fatalf("defaults = %+v", o)
 	}
 }

@@ -34,8 +34,9 @@ type Options struct {
 	Log logr.Logger
 	// Sync holds the queue length, batch size, orphan TTL and snapshot bound.
 	Sync v1.ReplicaSync
-	// PredictedTTL is how long a predicted claim lasts (kv.predictedTTL): a
-	// snapshot carries only prefixes recorded within it.
+	// PredictedTTL is the longest a predicted claim lasts
+	// (v1alpha1.KV.LongestPredictedTTL): a snapshot carries only prefixes
+	// recorded within it, and the index expires each by its endpoint's TTL.
 	PredictedTTL time.Duration
 	// MaxWait is the admission queue's longest wait (admission.maxQueueWait):
 	// a peer's request still waiting after twice this lost its end event.
@@ -70,7 +71,7 @@ func (o *Options) setDefaults() {
 		o.Sync.SnapshotChains = d.SnapshotChains
 	}
 	if o.PredictedTTL <= 0 {
-		o.PredictedTTL = defaults.KV.PredictedTTL.Duration
+		o.PredictedTTL = defaults.KV.LongestPredictedTTL()
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = defaults.Admission.MaxQueueWait.Duration

@@ -52,7 +52,7 @@ func (c *chainRing) since(cutoff time.Time) []chainRec {
 }
 
 // Snapshot is what a joining peer needs from this replica: the predicted
-// prefixes recorded within kv.predictedTTL (KindPredicted, oldest first, at
+// prefixes recorded within Options.PredictedTTL (KindPredicted, oldest first, at
 // most Sync.SnapshotChains), then each request in flight as KindAdded and,
 // once its first token came, KindPrefillDone, then each request waiting in
 // its queue as KindWaiting. Every event has Seq 0 (state,
