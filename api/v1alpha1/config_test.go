@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"flag"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -203,7 +204,7 @@ func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	b := BindFlags(fs)
 	args := []string{"--router-event-threads", "8", "--router-reset-states",
-		"--shared-cache-type=hicache", "--no-router-track-active-blocks"}
+		"--shared-cache-type=hicache", "--no-router-track-active-blocks", "--router-approximate-cache-policy=lru"}
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("Dynamo flags refused: %v", err)
 	}
@@ -216,7 +217,7 @@ func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 	}
 	w := b.Warnings()
 	for _, name := range []string{"--router-event-threads", "--router-reset-states",
-		"--shared-cache-type", "--no-router-track-active-blocks"} {
+		"--shared-cache-type", "--no-router-track-active-blocks", "--router-approximate-cache-policy"} {
 		if !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, name) }) {
 			t.Errorf("no warning names %s: %q", name, w)
 		}
@@ -224,6 +225,27 @@ func TestDynamoFlagsWithoutCounterpartWarn(t *testing.T) {
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Dynamo flag kvpick accepts without effect still refuses a value Dynamo
+// would refuse.
+func TestIgnoredDynamoChoiceRefusesUnknownValue(t *testing.T) {
+	for _, tc := range []struct {
+		arg     string
+		wantErr string
+	}{
+		{"--router-approximate-cache-policy=ttl", ""},
+		{"--router-approximate-cache-policy=lru", ""},
+		{"--router-approximate-cache-policy=arc", `must be one of [ttl lru], got "arc"`},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		BindFlags(fs)
+		err := fs.Parse([]string{tc.arg})
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: err %v, want %q", tc.arg, err, tc.wantErr)
+		}
 	}
 }
 

@@ -75,6 +75,20 @@ func (v *rawValue) Set(s string) error { v.s = s; return nil }
 
 type boolValue struct{ rawValue }
 
+// choiceValue is a raw value limited to a few spellings.
+type choiceValue struct {
+	rawValue
+	valid []string
+}
+
+func (v *choiceValue) Set(s string) error {
+	if !contains(v.valid, s) {
+		return fmt.Errorf("must be one of %v, got %q", v.valid, s)
+	}
+	v.s = s
+	return nil
+}
+
 func (v *boolValue) IsBoolFlag() bool { return true }
 
 // add registers the flag under every name (the first is current, the rest
@@ -105,6 +119,13 @@ func (b *FlagBindings) ignore(why string, isBool bool, names ...string) {
 		b.fs.Var(v, name, "Dynamo flag accepted without effect: "+why)
 		b.ignored[name] = why
 	}
+}
+
+// ignoreChoice registers a Dynamo flag without effect whose value must still
+// be one Dynamo accepts, so a misspelt value fails as it would there.
+func (b *FlagBindings) ignoreChoice(why, name string, valid ...string) {
+	b.fs.Var(&choiceValue{valid: valid}, name, fmt.Sprintf("Dynamo flag accepted without effect (%v): %s", valid, why))
+	b.ignored[name] = why
 }
 
 func (b *FlagBindings) str(names []string, field, usage string, get func(*Config) *string, valid ...string) {

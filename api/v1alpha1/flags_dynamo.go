@@ -118,4 +118,7 @@ func (b *FlagBindings) dynamoIgnored() {
 	b.ignore("no counterpart in kvpick", false,
 		"router-prefill-load-model", "router-snapshot-threshold", "router-policy-config", "router-event-threads",
 		"shared-cache-multiplier", "shared-cache-type", "router-predicted-ttl-secs", "router-min-initial-workers", "admission-control")
+	b.ignoreChoice("kvpick's predicted path bounds each endpoint's predictions by its engine's KV blocks where known, least "+
+		"recently used first, and expires them after kv.predictedTTLKnownCapacity there and kv.predictedTTL (--router-ttl-secs) elsewhere",
+		"router-approximate-cache-policy", "ttl", "lru")
 }
