@@ -75,6 +75,8 @@ func (v *rawValue) Set(s string) error { v.s = s; return nil }
 
 type boolValue struct{ rawValue }
 
+func (v *boolValue) IsBoolFlag() bool { return true }
+
 // choiceValue is a raw value limited to a few spellings.
 type choiceValue struct {
 	rawValue
@@ -88,8 +90,6 @@ func (v *choiceValue) Set(s string) error {
 	v.s = s
 	return nil
 }
-
-func (v *boolValue) IsBoolFlag() bool { return true }
 
 // add registers the flag under every name (the first is current, the rest
 // obsolete aliases Dynamo still accepts).

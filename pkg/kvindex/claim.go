@@ -141,7 +141,10 @@ func (ep *endpoint) observedLocked(h uint64) bool {
 // ttl is how long a predicted claim on ep lasts. Where the engine's
 // capacity bounds ep, pruning least recently used first stands for the
 // engine's evictions and the TTL only for traffic this picker never saw;
-// elsewhere the TTL is the only bound that tracks them. Callers hold ep.mu.
+// elsewhere the TTL is the only bound that tracks them. Claims expire in
+// the order they were recorded, so when an endpoint's capacity becomes
+// unknown the shorter claims after it wait for the longer ones before them.
+// Callers hold ep.mu.
 func (ix *Index) ttl(ep *endpoint) time.Duration {
 	if ep.capacity > 0 && !ep.multiNS {
 		return ix.opts.PredictedTTLKnownCapacity
