@@ -332,8 +332,8 @@ type KV struct {
 	// engine holds, so the TTL stands in for its evictions. Longer keeps affinity for slower-returning
 	// prefixes but predicts blocks the engine evicted.
 	PredictedTTL Duration `json:"predictedTTL"`
-	// PredictedTTLKnownCapacity expires predicted entries on an endpoint whose KV capacity is known (scraped
-	// num_gpu_blocks or the endpoints file; default 600s). There the index is bounded by the engine's blocks
+	// PredictedTTLKnownCapacity expires predicted entries on an endpoint whose KV capacity is known (scraped:
+	// vLLM's num_gpu_blocks, SGLang's num_pages, TensorRT-LLM's max blocks; or the endpoints file; default 600s). There the index is bounded by the engine's blocks
 	// and drops the least recently used first, as the engine evicts, so the TTL only guards against traffic
 	// this picker never saw evicting them. Shorter forgets prefixes the engine still holds: at 120s, on
 	// routebench's Mooncake trace, kv sent requests whose prefix an engine still held 88-337 s after its last
