@@ -115,7 +115,7 @@ func TestSeedsSeparateIndexEntries(t *testing.T) {
 }
 
 func TestPredictedTTL(t *testing.T) {
-	ttl := 120 * time.Second
+	ttl, knownTTL := 120*time.Second, 600*time.Second
 	c := chainOf(9, 4)
 	tests := []struct {
 		name   string
@@ -135,11 +135,30 @@ func TestPredictedTTL(t *testing.T) {
 			ix.RecordPredicted("b", c, t0.Add(60*time.Second))
 			ix.RecordPredicted("c", c[:1], t0)
 		}, ttl + time.Second, map[string]int{"b": 4}, 5},
+		// Where the engine's capacity is known, claims last the longer TTL.
+		{"known capacity: held past ttl", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.RecordPredicted("a", c, t0)
+		}, ttl + time.Second, map[string]int{"a": 4}, 0},
+		{"known capacity: expired at its own ttl", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.RecordPredicted("a", c, t0)
+		}, knownTTL, map[string]int{}, 4},
+		{"known capacity per endpoint", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.RecordPredicted("a", c, t0)
+			ix.RecordPredicted("b", c, t0)
+		}, ttl + time.Second, map[string]int{"a": 4}, 4},
+		{"capacity reset to unknown", func(ix *Index) {
+			ix.SetCapacity("a", 100)
+			ix.SetCapacity("a", 0)
+			ix.RecordPredicted("a", c, t0)
+		}, ttl, map[string]int{}, 4},
 	}
 	for _, tc := range tests {
 		for _, explicit := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/explicit=%v", tc.name, explicit), func(t *testing.T) {
-				ix := New(Options{PredictedTTL: ttl})
+				ix := New(Options{PredictedTTL: ttl, PredictedTTLKnownCapacity: knownTTL})
 				tc.setup(ix)
 				now := t0.Add(tc.at)
 				if explicit {
@@ -159,49 +178,6 @@ func TestPredictedTTL(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestPredictedTTLByCapacity checks that a claim lasts the known-capacity
-// TTL on an endpoint whose capacity was set, and the short one elsewhere
-// (also once the endpoint stores blocks outside the capacity's tier).
-func TestPredictedTTLByCapacity(t *testing.T) {
-	short, long := 2*time.Minute, 10*time.Minute
-	c := chainOf(9, 4)
-	tests := []struct {
-		name  string
-		setup func(ix *Index)
-		at    time.Duration
-		want  map[string]int
-	}{
-		{"unknown capacity: gone after the short ttl", func(ix *Index) { ix.RecordPredicted("a", c, t0) }, short, map[string]int{}},
-		{"known capacity: held past the short ttl", func(ix *Index) {
-			ix.SetCapacity("a", 100)
-			ix.RecordPredicted("a", c, t0)
-		}, long - time.Second, map[string]int{"a": 4}},
-		{"known capacity: gone after the long ttl", func(ix *Index) {
-			ix.SetCapacity("a", 100)
-			ix.RecordPredicted("a", c, t0)
-		}, long, map[string]int{}},
-		{"each endpoint its own", func(ix *Index) {
-			ix.SetCapacity("a", 100)
-			ix.RecordPredicted("a", c, t0)
-			ix.RecordPredicted("b", c, t0)
-		}, short + time.Second, map[string]int{"a": 4}},
-		{"capacity reset to unknown", func(ix *Index) {
-			ix.SetCapacity("a", 100)
-			ix.SetCapacity("a", 0)
-			ix.RecordPredicted("a", c, t0)
-		}, short, map[string]int{}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ix := New(Options{PredictedTTL: short, PredictedTTLKnownCapacity: long})
-			tc.setup(ix)
-			if got := matchMap(ix, c, t0.Add(tc.at)); !maps.Equal(got, tc.want) {
-				t.Fatalf("Match = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 
