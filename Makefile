@@ -10,7 +10,7 @@ FUZZTIME ?= 20s
 all: build
 
 build:
-	@echo "building bin/kvpick, modelsim, routebench, gatewaysim (the first build downloads modules and compiles: a few minutes)..."
+	@echo "building bin/kvpick, modelsim, routebench, gatewaysim, gridtables (the first build downloads modules and compiles: a few minutes)..."
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## testbin: kube-apiserver and etcd for envtest, built once per machine from the module proxy

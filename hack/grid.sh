@@ -3,7 +3,8 @@
 # every policy, once per seed (routebench -seeds; default 1-3). Each
 # workload's per-seed reports go to $OUT/NAME/seed-N/, and its policies over
 # the seeds to $OUT/NAME/SCENARIO-seeds.csv and .md; the summaries are
-# printed at the end. About two minutes per seed on a 2-core machine.
+# printed at the end, and the README's grid tables (bin/gridtables) go to
+# $OUT/tables.md. About two minutes per seed on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=${1:-1-3}
@@ -37,3 +38,7 @@ for r in "${runs[@]}"; do
     cat "$f"
   done
 done
+"$BIN/gridtables" -dir "$OUT" > "$OUT/tables.md"
+echo
+"$BIN/gridtables" -dir "$OUT" -table counts
+echo "grid: the README's grid tables and every miss: $OUT/tables.md"

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kvpick/kvpick/pkg/fleetsim"
+)
+
+// figures is one policy's TTFT p95 and p99 in a fixture report.
+type figures struct{ p95, p99 float64 }
+
+// writeGrid writes a grid of every workload at seeds, each report holding
+// base's figures, except the first workload's, which hold first's.
+func writeGrid(t *testing.T, seeds []int, base, first map[string]figures) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i, w := range workloads {
+		figs := base
+		if i == 0 {
+			figs = first
+		}
+		for _, s := range seeds {
+			var r report
+			for _, p := range policyOrder {
+				if f, ok := figs[p]; ok {
+					r.Results = append(r.Results, fleetsim.Summary{Policy: p, TTFTP95: fleetsim.Seconds(f.p95),
+						TTFTP99: fleetsim.Seconds(f.p99), E2EP50: 1, E2EP99: 2, PrefixHit: 0.5})
+				}
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, w.dir, "seed-"+strconv.Itoa(s), w.file+".json")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+func output(t *testing.T, dir, table string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := run(&b, dir, table); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestNearBestCounts checks the issue's 2 % test cell by cell: kv 2 % above
+// a kv variant but level with round-robin, 3 % above round-robin, and a
+// refusal (+Inf) never near.
+func TestNearBestCounts(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		name       string
+		first      map[string]figures // the first workload (brief); the rest tie
+		all, nonKV int                // of 2 seeds x 9 workloads x 2 percentiles = 36 cells
+	}{
+		{"level everywhere", map[string]figures{"kv": {1, 2}, "kv-observed": {1, 2}, "round-robin": {1, 2}}, 36, 36},
+		{"2 % over a variant is near", map[string]figures{"kv": {1.02, 2}, "kv-observed": {1, 2}, "round-robin": {1.02, 2}}, 36, 36},
+		{"3 % over a variant only", map[string]figures{"kv": {1.03, 2}, "kv-observed": {1, 2}, "round-robin": {1.03, 2}}, 34, 36},
+		{"3 % over round-robin", map[string]figures{"kv": {1, 2.06}, "kv-observed": {1, 2.06}, "round-robin": {1, 2}}, 34, 34},
+		{"kv refused a request", map[string]figures{"kv": {1, inf}, "kv-observed": {1, 2}, "round-robin": {1, 2}}, 34, 34},
+		{"every policy refused", map[string]figures{"kv": {1, inf}, "kv-observed": {1, inf}, "round-robin": {1, inf}}, 36, 36},
+	}
+	level := map[string]figures{"kv": {1, 2}, "kv-observed": {1, 2}, "round-robin": {1, 2}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeGrid(t, []int{1, 2}, level, tc.first)
+			got := output(t, dir, "counts")
+			want := "seeds [1 2]: 36 cells, kv near the best of every policy in " + strconv.Itoa(tc.all) +
+				", of the non-kv policies in " + strconv.Itoa(tc.nonKV) + "\n"
+			if got != want {
+				t.Fatalf("counts:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestTables checks a few cells of the tables against hand-worked figures.
+func TestTables(t *testing.T) {
+	level := map[string]figures{"kv": {1, 2}, "kv-observed": {1, 2}, "round-robin": {4, 8}}
+	first := map[string]figures{"kv": {1.05, 2}, "kv-observed": {1, 1.9}, "round-robin": {4, 8}}
+	dir := writeGrid(t, []int{1, 2, 3, 4}, level, first)
+	for _, tc := range []struct{ table, want string }{
+		{"wide", "| kv | **1.050 / 2.000** | **1.000 / 2.000** |"},
+		{"versus", "| brief (2 replicas, 4.5 req/s) | 1.050 / 2.000 | 1.000 (kv-observed) | 1.900 (kv-observed) | +5.0 %, +5.3 % | 0.500 / 0.500 | 0 |"},
+		{"seeds", "| brief (2 replicas, 4.5 req/s) | 1.050 / 2.000 (+5 %, +5 %) | 1.050 / 2.000 (+5 %, +5 %) | 1.050 / 2.000 (+5 %, +5 %) |"},
+		{"means", "| brief | 1.050 (+5.0 %) | 1.000 (kv-observed) | 0 / 4 | 2.000 (+5.3 %) | 1.900 (kv-observed) | 0 / 4 | 0 / 0 |"},
+		{"means", "| Mooncake trace x1 | 1.000 (+0.0 %) | 1.000 (kv-observed) | 4 / 4 |"},
+		{"misses", "brief seed 4 p99: kv 2.000, +5.3 % against kv-observed's 1.900; -75.0 % against the best non-kv (round-robin)"},
+	} {
+		if got := output(t, dir, tc.table); !strings.Contains(got, tc.want) {
+			t.Errorf("%s table has no line starting %q:\n%s", tc.table, tc.want, got)
+		}
+	}
+}
+
+// TestLoadErrors: a grid that cannot be read whole says what is wrong.
+func TestLoadErrors(t *testing.T) {
+	level := map[string]figures{"kv": {1, 2}, "round-robin": {1, 2}}
+	t.Run("missing report", func(t *testing.T) {
+		dir := writeGrid(t, []int{1}, level, level)
+		if err := os.Remove(filepath.Join(dir, "burst", "seed-1", "burst.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(&bytes.Buffer{}, dir, "all"); err == nil || !strings.Contains(err.Error(), "burst.json is missing") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("seeds differ", func(t *testing.T) {
+		dir := writeGrid(t, []int{1}, level, level)
+		if err := os.MkdirAll(filepath.Join(dir, "burst", "seed-2"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(&bytes.Buffer{}, dir, "all"); err == nil || !strings.Contains(err.Error(), "same seeds") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("no kv", func(t *testing.T) {
+		dir := writeGrid(t, []int{1}, map[string]figures{"round-robin": {1, 2}}, map[string]figures{"round-robin": {1, 2}})
+		if err := run(&bytes.Buffer{}, dir, "all"); err == nil || !strings.Contains(err.Error(), "needs kv") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("not a grid", func(t *testing.T) {
+		if err := run(&bytes.Buffer{}, t.TempDir(), "all"); err == nil || !strings.Contains(err.Error(), "workload folder") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("unknown table", func(t *testing.T) {
+		dir := writeGrid(t, []int{1}, level, level)
+		if err := run(&bytes.Buffer{}, dir, "pies"); err == nil || !strings.Contains(err.Error(), `unknown -table "pies"`) {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
