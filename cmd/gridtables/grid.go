@@ -155,42 +155,48 @@ func e2e99(s fleetsim.Summary) float64   { return float64(s.E2EP99) }
 func hit(s fleetsim.Summary) float64     { return s.PrefixHit }
 func refused(s fleetsim.Summary) float64 { return float64(s.Rejected) }
 
-// best is the policy with the lowest m among those keep admits (not kv), and its value.
-func (g *grid) best(by map[string]fleetsim.Summary, m metric, keep func(string) bool) (string, float64) {
+// lowest is the policy other than kv, among those keep admits, with the
+// lowest value, and that value.
+func (g *grid) lowest(keep func(string) bool, value func(p string) float64) (string, float64) {
 	name, v := "", 0.0
 	for _, p := range g.policies {
 		if p == "kv" || !keep(p) {
 			continue
 		}
-		if x := m(by[p]); name == "" || x < v {
+		if x := value(p); name == "" || x < v {
 			name, v = p, x
 		}
 	}
 	return name, v
+}
+
+// best is lowest on one report's m.
+func (g *grid) best(by map[string]fleetsim.Summary, m metric, keep func(string) bool) (string, float64) {
+	return g.lowest(keep, func(p string) float64 { return m(by[p]) })
+}
+
+// meanBest is lowest on the means over the seeds of workload i.
+func (g *grid) meanBest(i int, m metric, keep func(string) bool) (string, float64) {
+	return g.lowest(keep, func(p string) float64 { return g.mean(i, p, m) })
+}
+
+// nearAt reports whether kv's m in one report is near the best of the policies keep admits.
+func (g *grid) nearAt(by map[string]fleetsim.Summary, m metric, keep func(string) bool) bool {
+	_, v := g.best(by, m, keep)
+	return near(gap(m(by["kv"]), v))
+}
+
+// sum is policy p's m summed over the seeds of workload i.
+func (g *grid) sum(i int, p string, m metric) float64 {
+	total := 0.0
+	for _, s := range g.seeds {
+		total += m(g.results[i][s][p])
+	}
+	return total
 }
 
 // mean is policy p's m averaged over the seeds of workload i.
-func (g *grid) mean(i int, p string, m metric) float64 {
-	sum := 0.0
-	for _, s := range g.seeds {
-		sum += m(g.results[i][s][p])
-	}
-	return sum / float64(len(g.seeds))
-}
-
-// meanBest is the policy other than kv (and admitted by keep) with the lowest mean.
-func (g *grid) meanBest(i int, m metric, keep func(string) bool) (string, float64) {
-	name, v := "", 0.0
-	for _, p := range g.policies {
-		if p == "kv" || !keep(p) {
-			continue
-		}
-		if x := g.mean(i, p, m); name == "" || x < v {
-			name, v = p, x
-		}
-	}
-	return name, v
-}
+func (g *grid) mean(i int, p string, m metric) float64 { return g.sum(i, p, m) / float64(len(g.seeds)) }
 
 func anyPolicy(string) bool      { return true }
 func notKVVariant(p string) bool { return !kvVariants[p] }

@@ -110,7 +110,7 @@ func means(w io.Writer, g *grid) {
 		}
 		kvRefused, most := 0, 0
 		for _, p := range g.policies {
-			total := int(g.mean(i, p, refused)*float64(n) + 0.5)
+			total := int(g.sum(i, p, refused))
 			if p == "kv" {
 				kvRefused = total
 			} else {
@@ -130,8 +130,7 @@ func means(w io.Writer, g *grid) {
 func (g *grid) nearSeeds(i int, m metric, keep func(string) bool) int {
 	n := 0
 	for _, s := range g.seeds {
-		by := g.results[i][s]
-		if _, v := g.best(by, m, keep); near(gap(m(by["kv"]), v)) {
+		if g.nearAt(g.results[i][s], m, keep) {
 			n++
 		}
 	}
@@ -164,10 +163,10 @@ func counts(w io.Writer, g *grid) {
 				by := g.results[i][s]
 				for _, m := range []metric{p95, p99} {
 					cells++
-					if _, v := g.best(by, m, anyPolicy); near(gap(m(by["kv"]), v)) {
+					if g.nearAt(by, m, anyPolicy) {
 						all++
 					}
-					if _, v := g.best(by, m, notKVVariant); near(gap(m(by["kv"]), v)) {
+					if g.nearAt(by, m, notKVVariant) {
 						nonKV++
 					}
 				}
