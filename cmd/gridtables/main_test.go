@@ -20,13 +20,23 @@ type figures struct{ p95, p99 float64 }
 // base's figures, except the first workload's, which hold first's.
 func writeGrid(t *testing.T, seeds []int, base, first map[string]figures) string {
 	t.Helper()
+	bySeed := map[int]map[string]figures{}
+	for _, s := range seeds {
+		bySeed[s] = first
+	}
+	return writeGridBySeed(t, seeds, base, bySeed)
+}
+
+// writeGridBySeed is writeGrid with the first workload's figures given per seed.
+func writeGridBySeed(t *testing.T, seeds []int, base map[string]figures, first map[int]map[string]figures) string {
+	t.Helper()
 	dir := t.TempDir()
 	for i, w := range workloads {
-		figs := base
-		if i == 0 {
-			figs = first
-		}
 		for _, s := range seeds {
+			figs := base
+			if i == 0 {
+				figs = first[s]
+			}
 			var r report
 			for _, p := range policyOrder {
 				if f, ok := figs[p]; ok {
@@ -147,4 +157,45 @@ func TestLoadErrors(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// TestPaired checks the paired view against hand-worked intervals: kv's
+// p95 ratios to round-robin of e^0.1, 1 and e^-0.1 at three seeds have a
+// log mean of 0 and a standard error of 0.1/sqrt(3); with t(2) = 4.303 the
+// 95 % interval is e^±0.2484, -22.0 % to +28.2 %.
+func TestPaired(t *testing.T) {
+	level := map[string]figures{"kv": {1, 2}, "round-robin": {1, 2}}
+	e := math.Exp(0.1)
+	tests := []struct {
+		name  string
+		seeds []int
+		first map[int]map[string]figures
+		line  string // a line the table must hold
+		count string // the summary's counts
+	}{
+		{"spread over seeds", []int{1, 2, 3}, map[int]map[string]figures{
+			1: {"kv": {e, 2}, "round-robin": {1, 2}}, 2: {"kv": {1, 2}, "round-robin": {1, 2}}, 3: {"kv": {1 / e, 2}, "round-robin": {1, 2}}},
+			"| brief | round-robin: +0.0 % (-22.0 % to +28.2 %) | round-robin: +0.0 % (-22.0 % to +28.2 %) | round-robin: +0.0 % (+0.0 % to +0.0 %) |",
+			"18 cells (p95 and p99): kv is behind some policy, its 95 % interval above zero, in 0 (a non-kv one: 0); " +
+				"within 2 % of every policy, the interval's top at or under +2 %, in 17 (of every non-kv one: 17)"},
+		{"5 % behind at every seed", []int{1, 2}, map[int]map[string]figures{
+			1: {"kv": {1.05, 2}, "round-robin": {1, 2}}, 2: {"kv": {2.1, 2}, "round-robin": {2, 2}}},
+			"| brief | round-robin: +5.0 % (+5.0 % to +5.0 %) |",
+			"in 1 (a non-kv one: 1); within 2 % of every policy, the interval's top at or under +2 %, in 17 (of every non-kv one: 17)"},
+		{"kv refused", []int{1, 2}, map[int]map[string]figures{
+			1: {"kv": {1, math.Inf(1)}, "round-robin": {1, 2}}, 2: {"kv": {1, 2}, "round-robin": {1, 2}}},
+			"round-robin: +Inf % (refusals)",
+			"in 1 (a non-kv one: 1); within 2 % of every policy, the interval's top at or under +2 %, in 17 (of every non-kv one: 17)"},
+		{"one seed", []int{1}, map[int]map[string]figures{1: level},
+			"round-robin: +0.0 % (no interval from one seed)",
+			"in 0 (a non-kv one: 0); within 2 % of every policy, the interval's top at or under +2 %, in 0 (of every non-kv one: 0)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := output(t, writeGridBySeed(t, tc.seeds, level, tc.first), "paired")
+			if !strings.Contains(got, tc.line) || !strings.Contains(got, tc.count) {
+				t.Fatalf("paired table:\n%s\nwant a line holding %q and the counts %q", got, tc.line, tc.count)
+			}
+		})
+	}
 }
