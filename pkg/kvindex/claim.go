@@ -12,6 +12,24 @@ type Claim struct {
 	ep       *endpoint
 	added    []uint64 // the caller's chain from its first entry not held before
 	from, to uint64
+	// evicted is what making room for the claim pushed out of the endpoint,
+	// oldest first, which Retract brings back: an engine that refuses a
+	// request allocates nothing for it, so evicts nothing either. Without it
+	// a refused 100,000-token prompt still cost the index a third of an
+	// endpoint's prefixes (routebench's Mooncake trace has 307 prompts over
+	// max_model_len a run).
+	evicted []evicted
+}
+
+// evicted is a block an eviction dropped, with its touch value.
+type evicted struct{ hash, tv uint64 }
+
+// Kept is the claim once its request can no longer be refused (its first
+// token came): Retract still takes back its entries, but it no longer keeps
+// what its eviction dropped.
+func (c Claim) Kept() Claim {
+	c.evicted = nil
+	return c
 }
 
 // ClaimPredicted is RecordPredicted returning the claim, for Retract. The
@@ -76,14 +94,23 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 			ep.recs = append(ep.recs, expRec{ep.clock, exp})
 		}
 	}
+	ep.capturing = !whole
 	ix.settle(ep)
+	ep.capturing = false
+	var undo []evicted
+	for _, b := range ep.captured {
+		if b.tv>>1 < from { // not its own: a claim longer than the room evicts its own last blocks too
+			undo = append(undo, b)
+		}
+	}
+	ep.captured = ep.captured[:0]
 	if whole {
 		first = start
 	}
 	if first == len(chain) {
 		return Claim{} // every block was held already: nothing of its own to take back
 	}
-	return Claim{ep: ep, added: chain[first:], from: from, to: ep.clock}
+	return Claim{ep: ep, added: chain[first:], from: from, to: ep.clock, evicted: undo}
 }
 
 // Retract takes back the blocks a claim added that nothing has touched
@@ -113,9 +140,32 @@ func (ix *Index) Retract(c Claim) int {
 		}
 	}
 	ix.retracted.Add(uint64(n))
-	ep.compact()
-	ep.flush(ix.s)
+	ep.restore(c.evicted)
+	ix.settle(ep) // what it restored fits in the room it freed, unless others claimed that since
 	return n
+}
+
+// restore brings back blocks a claim's eviction dropped, as the oldest (they
+// were older than every block kept), unless held again since or past their
+// TTL. Callers hold ep.mu.
+func (ep *endpoint) restore(ev []evicted) {
+	for i := len(ev) - 1; i >= 0; i-- {
+		b := ev[i]
+		if b.tv>>1 <= ep.expiredTo {
+			continue
+		}
+		v, had := ep.blocks.upsert(b.hash)
+		if had {
+			continue
+		}
+		*v = uint64(ep.order.addOldest(b.hash, b.tv))
+		if b.tv&1 == 1 {
+			ep.observed++
+		} else {
+			ep.predicted++
+		}
+		ep.ops = append(ep.ops, op{h: b.hash})
+	}
 }
 
 // Observed reports whether endpoint holds block h as the engine reported it

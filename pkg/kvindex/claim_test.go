@@ -135,3 +135,55 @@ func TestClaimUnreported(t *testing.T) {
 		})
 	}
 }
+
+// TestRetractRestoresEvicted: what making room for a claim pushed out of a
+// full endpoint comes back when the claim is retracted (its engine refused
+// the request and allocated nothing), unless the claim was kept (its first
+// token came), the blocks are held again, or their TTL ran out meanwhile.
+func TestRetractRestoresEvicted(t *testing.T) {
+	held, long, other := chainOf(1, 6), chainOf(2, 8), chainOf(3, 6)
+	tests := []struct {
+		name    string
+		between func(ix *Index, cl Claim) Claim // between the long claim and Retract
+		at      time.Time                       // when Retract's result is matched
+		want    map[string]int                  // Match of held afterwards
+		entries int                             // what a holds then
+	}{
+		{"retract restores", nil, t0.Add(2 * time.Second), map[string]int{"a": 6}, 6},
+		{"kept claims restore nothing", func(_ *Index, cl Claim) Claim { return cl.Kept() },
+			t0.Add(2 * time.Second), map[string]int{"a": 2}, 2},
+		{"blocks held again are not doubled", func(ix *Index, cl Claim) Claim {
+			ix.RecordPredicted("a", held, t0.Add(time.Second)) // evicts long's oldest
+			return cl
+		}, t0.Add(2 * time.Second), map[string]int{"a": 6}, 6},
+		{"expired blocks stay out", func(ix *Index, cl Claim) Claim {
+			ix.Expire(t0.Add(time.Minute + time.Millisecond)) // held's TTL ran out; long's has not
+			return cl
+		}, t0.Add(time.Minute + time.Millisecond), map[string]int{}, 0},
+		{"another claim's evictions stay", func(ix *Index, cl Claim) Claim {
+			ix.RecordPredicted("a", other, t0.Add(time.Second)) // pushes out held's first 2 blocks
+			return cl
+		}, t0.Add(2 * time.Second), map[string]int{}, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := New(Options{PredictedTTL: time.Minute, PredictedTTLKnownCapacity: time.Minute})
+			ix.SetCapacity("a", 10)
+			ix.RecordPredicted("a", held, t0)
+			cl := ix.ClaimPredicted("a", long, t0.Add(30*time.Second))
+			if got := matchMap(ix, held, t0.Add(30*time.Second)); got["a"] != 2 {
+				t.Fatalf("the long claim left %d of held's blocks, want 2 (capacity 10)", got["a"])
+			}
+			if tt.between != nil {
+				cl = tt.between(ix, cl)
+			}
+			ix.Retract(cl)
+			if got := matchMap(ix, held, tt.at); !maps.Equal(got, tt.want) {
+				t.Errorf("Match of held after Retract = %v, want %v", got, tt.want)
+			}
+			if st := ix.Stats(); st.Entries != tt.entries || st.Entries != st.Observed+st.Predicted {
+				t.Errorf("stats = %+v: want %d entries (capacity 10) and consistent counts", st, tt.entries)
+			}
+		})
+	}
+}

@@ -36,8 +36,15 @@ type endpoint struct {
 
 	clock               uint64
 	observed, predicted int
-	evictions, expired  uint64
-	scratch             []uint64
+	// capturing makes evict keep what it drops in captured: a predicted
+	// claim's undo record (see Claim.evicted).
+	capturing bool
+	captured  []evicted
+	// expiredTo is the latest touch whose TTL has run out: an evicted block
+	// touched at or before it is not brought back.
+	expiredTo          uint64
+	evictions, expired uint64
+	scratch            []uint64
 	// nextDue is the expiry (UnixNano) of the oldest pending expiry record,
 	// never if none; Match reads it without ep.mu to find due endpoints.
 	nextDue atomic.Int64
@@ -116,7 +123,11 @@ func (ep *endpoint) evict(limit, target int) int {
 	}
 	n := 0
 	for ep.blocks.len() > target && ep.order.oldest != none {
-		ep.drop(ep.order.nodes[ep.order.oldest].hash)
+		nd := ep.order.nodes[ep.order.oldest]
+		if ep.capturing {
+			ep.captured = append(ep.captured, evicted{nd.hash, nd.tv})
+		}
+		ep.drop(nd.hash)
 		n++
 	}
 	ep.evictions += uint64(n)
@@ -130,6 +141,7 @@ func (ep *endpoint) expire(t int64) int {
 		w = ep.recs[ep.rhead].touch
 		ep.rhead++
 	}
+	ep.expiredTo = max(ep.expiredTo, w)
 	n := 0
 	for w != 0 && ep.order.oldest != none {
 		i := ep.order.oldest

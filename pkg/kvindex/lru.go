@@ -81,3 +81,19 @@ func (l *lru) unlink(i uint32) {
 		l.oldest = n.newer
 	}
 }
+
+// addOldest stores a new node as the oldest and returns its index: a block
+// an eviction took back (see Claim.evicted), older than every node left.
+func (l *lru) addOldest(h, tv uint64) uint32 {
+	i := l.add(h, tv)
+	l.unlink(i)
+	n := &l.nodes[i]
+	n.newer, n.old = l.oldest, none
+	if l.oldest != none {
+		l.nodes[l.oldest].old = i
+	} else {
+		l.newest = i
+	}
+	l.oldest = i
+	return i
+}

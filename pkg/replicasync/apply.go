@@ -239,6 +239,8 @@ func (r *Replica) prefillDone(o *origin, ev *Event, now time.Time) bool {
 	q.h.PrefillDone(now)
 	if q.bridge {
 		r.retract(q) // the engine's events speak for what it stored now
+	} else {
+		q.claim = q.claim.Kept()
 	}
 	q.last = now
 	return true

@@ -110,6 +110,8 @@ func (d *Decision) firstToken(timed bool) {
 		d.prefilled = true
 		if d.bridged {
 			d.retract() // the engine's events have reported what it stored; they speak for it now
+		} else {
+			d.claim = d.claim.Kept() // no refusal can come now: drop its undo record
 		}
 		d.handle.PrefillDone(now)
 		if timed {

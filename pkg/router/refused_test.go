@@ -52,3 +52,51 @@ func TestRefusedTakesBackThePrediction(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedGivesBackWhatItPushedOut: on a full endpoint a long prompt's
+// prediction pushes older prefixes out of the index; if its engine refuses it
+// (it allocated nothing, so evicted nothing), they are predicted again. Once
+// served, the eviction stands, as the engine's did.
+func TestRefusedGivesBackWhatItPushedOut(t *testing.T) {
+	older, long := words("older", 300), words("unrelated", 900)
+	for _, tt := range []struct {
+		name      string
+		end       func(d *Decision)
+		wantOlder bool
+	}{
+		{"refused", func(d *Decision) { d.Commit(); d.Refused(); d.Done(nil) }, true},
+		{"served", func(d *Decision) { d.Commit(); d.FirstToken(); d.Done(nil) }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, 1, nil)
+			first, err := f.route(context.Background(), input(older, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			first.FirstToken()
+			first.Done(nil)
+			held := first.(*Decision).Prepared()
+			ep := first.Endpoints()[0]
+			blocks := f.r.cachedBlocksOn(held, ep)
+			if blocks == 0 {
+				t.Fatal("the older prefix is not predicted")
+			}
+			f.r.deps.Index.SetCapacity(ep, f.r.deps.Index.Stats().Entries+1) // room for almost nothing more
+			d, err := f.r.Route(context.Background(), input(long, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.r.cachedBlocksOn(held, ep); got >= blocks {
+				t.Fatalf("the long prompt's claim left %d of the older prefix's %d blocks: the test needs it to push them out", got, blocks)
+			}
+			tt.end(d.(*Decision))
+			got := f.r.cachedBlocksOn(held, ep)
+			if tt.wantOlder && got != blocks {
+				t.Errorf("after the refusal the older prefix has %d blocks predicted, want its %d back", got, blocks)
+			}
+			if !tt.wantOlder && got >= blocks {
+				t.Errorf("after serving the long prompt the older prefix still has %d blocks predicted", got)
+			}
+		})
+	}
+}
