@@ -24,13 +24,7 @@ func TestRefusedTakesBackThePrediction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, 1, nil)
-			first, err := f.route(context.Background(), input(prefix, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			first.FirstToken()
-			first.Done(nil)
-			held := first.(*Decision).Prepared()
+			held, _ := served(t, f, prefix)
 			d, err := f.r.Route(context.Background(), input(prefix+tail, nil))
 			if err != nil {
 				t.Fatal(err)
@@ -69,14 +63,7 @@ func TestRefusedGivesBackWhatItPushedOut(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, 1, nil)
-			first, err := f.route(context.Background(), input(older, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			first.FirstToken()
-			first.Done(nil)
-			held := first.(*Decision).Prepared()
-			ep := first.Endpoints()[0]
+			held, ep := served(t, f, older)
 			blocks := f.r.cachedBlocksOn(held, ep)
 			if blocks == 0 {
 				t.Fatal("the older prefix is not predicted")
@@ -99,4 +86,17 @@ func TestRefusedGivesBackWhatItPushedOut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// served routes text and serves it whole, returning its prepared request and
+// the endpoint that holds its prefix now.
+func served(t *testing.T, f *fixture, text string) (*Prepared, string) {
+	t.Helper()
+	d, err := f.route(context.Background(), input(text, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.FirstToken()
+	d.Done(nil)
+	return d.(*Decision).Prepared(), d.Endpoints()[0]
 }
