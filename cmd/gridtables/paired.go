@@ -76,11 +76,8 @@ func (g *grid) behind(i int, m metric, keep func(string) bool) (string, interval
 		if p == "kv" || !keep(p) {
 			continue
 		}
-		if iv := g.pairedRatio(i, p, m); name == "" || iv.hi > worst.hi || math.IsNaN(iv.mean) {
-			name, worst = p, iv
-			if math.IsNaN(iv.mean) {
-				break
-			}
+		if iv := g.pairedRatio(i, p, m); name == "" || iv.hi > worst.hi {
+			name, worst = p, iv // an undetermined interval reaches +Inf, so it wins too
 		}
 	}
 	return name, worst

@@ -36,7 +36,7 @@ func (c Claim) Kept() Claim {
 // claim keeps chain (no copy): it must not change while the claim may be
 // retracted.
 func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) Claim {
-	return ix.claim(endpoint, chain, now, false)
+	return ix.claim(endpoint, chain, now, false, true)
 }
 
 // ClaimUnreported records chain as predicted on endpoint like ClaimPredicted,
@@ -47,10 +47,12 @@ func (ix *Index) ClaimPredicted(endpoint string, chain []uint64, now time.Time) 
 // as cached while requests routed with it are on their way, and only the
 // engine's events keep it after that.
 func (ix *Index) ClaimUnreported(endpoint string, chain []uint64, now time.Time) Claim {
-	return ix.claim(endpoint, chain, now, true)
+	return ix.claim(endpoint, chain, now, true, false)
 }
 
-func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole bool) Claim {
+// claim records chain on endpoint; whole makes a bridge claim (see
+// ClaimUnreported), undo keeps what its eviction dropped for Retract.
+func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole, undo bool) Claim {
 	if len(chain) == 0 {
 		return Claim{}
 	}
@@ -94,13 +96,13 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 			ep.recs = append(ep.recs, expRec{ep.clock, exp})
 		}
 	}
-	ep.capturing = !whole
+	ep.capturing = undo
 	ix.settle(ep)
 	ep.capturing = false
-	var undo []evicted
+	var dropped []evicted
 	for _, b := range ep.captured {
 		if b.tv>>1 < from { // not its own: a claim longer than the room evicts its own last blocks too
-			undo = append(undo, b)
+			dropped = append(dropped, b)
 		}
 	}
 	ep.captured = ep.captured[:0]
@@ -110,7 +112,7 @@ func (ix *Index) claim(endpoint string, chain []uint64, now time.Time, whole boo
 	if first == len(chain) {
 		return Claim{} // every block was held already: nothing of its own to take back
 	}
-	return Claim{ep: ep, added: chain[first:], from: from, to: ep.clock, evicted: undo}
+	return Claim{ep: ep, added: chain[first:], from: from, to: ep.clock, evicted: dropped}
 }
 
 // Retract takes back the blocks a claim added that nothing has touched

@@ -86,7 +86,7 @@ func New(opts Options) *Index {
 // order they were recorded, so now should not go backwards per endpoint (if
 // it does, a claim may outlive its TTL until the earlier ones expire).
 func (ix *Index) RecordPredicted(endpoint string, chain []uint64, now time.Time) {
-	ix.ClaimPredicted(endpoint, chain, now)
+	ix.claim(endpoint, chain, now, false, false) // nothing will retract it: keep no undo record
 }
 
 // settle enforces capacity and bounds bookkeeping. Callers hold ep.mu.
