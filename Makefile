@@ -5,7 +5,7 @@ BIN     ?= bin
 PKGS    ?= ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build test vet fmt-check demo bench fuzz e2e soak page-check grid readme-check readme-update clean helm chart-test testbin
+.PHONY: all build test vet fmt-check demo bench fuzz e2e soak page-check grid jitter-grid readme-check readme-update clean helm chart-test testbin
 
 all: build
 
@@ -90,6 +90,10 @@ page-check: build
 ## grid: issue 11's routebench grid, every workload against every policy over SEEDS (default 1-3; about two minutes a seed)
 grid: build
 	./hack/grid.sh $(or $(SEEDS),1-3)
+
+## jitter-grid: the grid over SEEDS (default 1-3) replayed with arrivals moved by up to 1 ms, once per JITTER_SEEDS (default 1-5); kv against the best on the replays' means (about five minutes a replay)
+jitter-grid: build
+	./hack/jitter-grid.sh $(or $(SEEDS),1-3) $(or $(JITTER_SEEDS),1-5)
 
 ## readme-check: rerun the routebench tables the README quotes; fail when they differ (a few minutes: not in `test`)
 readme-check: build

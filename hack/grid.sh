@@ -4,13 +4,19 @@
 # workload's per-seed reports go to $OUT/NAME/seed-N/, and its policies over
 # the seeds to $OUT/NAME/SCENARIO-seeds.csv and .md; the summaries are
 # printed at the end, and the README's grid tables (bin/gridtables) go to
-# $OUT/tables.md. About two minutes per seed on a 2-core machine.
+# $OUT/tables.md. About two minutes per seed on a 2-core machine. With
+# JITTER set (a duration), every run moves its arrivals by up to that much
+# (routebench -jitter, -jitter-seed $JITTER_SEED): hack/jitter-grid.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEEDS=${1:-1-3}
 BIN=${BIN:-bin}
 OUT=${OUT:-out/grid}
 mkdir -p "$OUT"
+jitter=()
+if [ -n "${JITTER:-}" ]; then
+  jitter=(-jitter "$JITTER" -jitter-seed "${JITTER_SEED:-1}")
+fi
 sp=(-scenario shared-prefix -prefixes 150 -prefix-len 6000 -suffix-len 1200)
 # name|arguments (brief prints brief and brief-import)
 runs=(
@@ -27,7 +33,7 @@ for r in "${runs[@]}"; do
   IFS='|' read -r name args <<< "$r"
   echo "grid: $name, seeds $SEEDS: routebench $args"
   # shellcheck disable=SC2086 # args is a word list on purpose
-  "$BIN/routebench" $args -seeds "$SEEDS" -no-plots -markdown -out "$OUT/$name" > "$OUT/$name.log" 2>&1 ||
+  "$BIN/routebench" $args -seeds "$SEEDS" "${jitter[@]}" -no-plots -markdown -out "$OUT/$name" > "$OUT/$name.log" 2>&1 ||
     { tail -20 "$OUT/$name.log" >&2; exit 1; }
 done
 for r in "${runs[@]}"; do

@@ -3,6 +3,7 @@
 // for each workload NAME the grid runs. Usage:
 //
 //	gridtables [-dir out/grid] [-table all|wide|versus|seeds|means|e2e|counts|misses|paired]
+//	gridtables -dir out/jitter -table jitter
 //
 // "Near best" is the test: kv's TTFT percentile at most 2 % above the
 // lowest of the other policies at that seed (refusals count as +Inf, as
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", "out/grid", "the grid's output folder (hack/grid.sh's OUT)")
-	table := flag.String("table", "all", "which table: all, wide, versus, seeds, means, e2e, counts, misses or paired")
+	table := flag.String("table", "all", "which table: all, wide, versus, seeds, means, e2e, counts, misses, paired; or jitter, for hack/jitter-grid.sh's folder of replays")
 	flag.Parse()
 	if err := run(os.Stdout, *dir, *table); err != nil {
 		fmt.Fprintln(os.Stderr, "gridtables:", err)
@@ -27,6 +28,14 @@ func main() {
 }
 
 func run(w io.Writer, dir, table string) error {
+	if table == "jitter" {
+		r, err := loadReplays(dir)
+		if err != nil {
+			return err
+		}
+		jitterTable(w, r)
+		return nil
+	}
 	g, err := load(dir)
 	if err != nil {
 		return err
@@ -45,7 +54,7 @@ func run(w io.Writer, dir, table string) error {
 	}
 	f, ok := tables[table]
 	if !ok {
-		return fmt.Errorf("unknown -table %q (want all, wide, versus, seeds, means, e2e, counts, misses or paired)", table)
+		return fmt.Errorf("unknown -table %q (want all, wide, versus, seeds, means, e2e, counts, misses, paired or jitter)", table)
 	}
 	f(w, g)
 	return nil

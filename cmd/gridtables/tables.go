@@ -157,22 +157,9 @@ func counts(w io.Writer, g *grid) {
 		spans = append(spans, g.seeds)
 	}
 	for _, seeds := range spans {
-		cells, all, nonKV := 0, 0, 0
-		for i := range workloads {
-			for _, s := range seeds {
-				by := g.results[i][s]
-				for _, m := range []metric{p95, p99} {
-					cells++
-					if g.nearAt(by, m, anyPolicy) {
-						all++
-					}
-					if g.nearAt(by, m, notKVVariant) {
-						nonKV++
-					}
-				}
-			}
-		}
-		fmt.Fprintf(w, "seeds %v: %d cells, kv near the best of every policy in %d, of the non-kv policies in %d\n", seeds, cells, all, nonKV)
+		all, nonKV := g.nearCells(seeds)
+		fmt.Fprintf(w, "seeds %v: %d cells, kv near the best of every policy in %d, of the non-kv policies in %d\n",
+			seeds, 2*len(workloads)*len(seeds), all, nonKV)
 	}
 }
 

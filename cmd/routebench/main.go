@@ -34,6 +34,8 @@ type options struct {
 	policies       string
 	requests       int
 	repeat         int
+	jitter         time.Duration
+	jitterSeed     int64
 	seed           int64
 	out            string
 	calibrate      bool
@@ -113,6 +115,8 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.requests, "requests", 0, "requests to generate, or to keep from the trace (0: scenario default / whole trace)")
 	fs.IntVar(&o.repeat, "repeat", 1, "trace: replay it this many times back to back (hash ids shifted per repeat)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the workload and the policies' random choices")
+	fs.DurationVar(&o.jitter, "jitter", 0, "move every arrival later by a uniform random [0, this) drawn from -jitter-seed, prompts unchanged: replays of one seed under several jitter seeds show how much of a gap between policies is timing chaos")
+	fs.Int64Var(&o.jitterSeed, "jitter-seed", 1, "seed of -jitter's draws")
 	seeds := fs.String("seeds", "", `run once per seed ("1-9", "1,4,7"; overrides -seed), each seed's files in -out/seed-N (no page), then each report's policies over the seeds in -out/NAME-seeds.csv and .md`)
 	fs.StringVar(&o.out, "out", "out/routebench", "directory for CSV, JSON and plots (empty: none)")
 	fs.BoolVar(&o.calibrate, "calibrate", true, "brief: search the load at which round-robin's p95 TTFT is -calibrate-p95")
@@ -198,6 +202,9 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	}
 	if o.queueOrder != "" && o.queueOrder != "shared" && o.queueOrder != "local" {
 		return nil, fmt.Errorf("-replica-queue-order %q: shared or local", o.queueOrder)
+	}
+	if o.jitter < 0 {
+		return nil, fmt.Errorf("-jitter %v: must not be negative", o.jitter)
 	}
 	if o.endpoints < 1 || o.endpoints > 250 {
 		return nil, fmt.Errorf("-endpoints %d: must be 1..250", o.endpoints)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestParseFlags(t *testing.T) {
 	if o, _ := parseFlags(nil); o.endpoints != 2 || o.scenario != "brief" {
 		t.Errorf("brief defaults: %+v", o)
 	}
-	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}, {"-replicas", "0"}, {"-replica-sync", "yes"}, {"-replica-queue-order", "global"}} {
+	for _, bad := range [][]string{{"-endpoints", "-1"}, {"extra"}, {"-nope"}, {"-replicas", "0"}, {"-replica-sync", "yes"}, {"-replica-queue-order", "global"}, {"-jitter", "-1ms"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
@@ -123,5 +124,64 @@ func TestReplicasFlags(t *testing.T) {
 	o.policies = "gaie-default"
 	if err := run(o); err == nil || !strings.Contains(err.Error(), "only kvpick policies sync") {
 		t.Fatalf("gaie-default as synced replicas: %v", err)
+	}
+}
+
+// TestJitterMovesArrivalsOnly runs one workload plain and jittered: the same
+// requests, each arriving up to the jitter later, and the report says so.
+func TestJitterMovesArrivalsOnly(t *testing.T) {
+	arrivals := func(extra ...string) ([]float64, jsonReport) {
+		dir := t.TempDir()
+		args := append([]string{"-scenario", "shared-prefix", "-requests", "120", "-endpoints", "2", "-prefixes", "4",
+			"-policies", "kv", "-out", dir, "-rate", "6", "-records", "-no-plots", "-html", "off"}, extra...)
+		o, err := parseFlags(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(o); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(dir, "shared-prefix-records.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rows, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at []float64
+		for _, row := range rows[1:] {
+			v, err := strconv.ParseFloat(row[3], 64) // arrival_s
+			if err != nil {
+				t.Fatalf("arrival %q: %v", row[3], err)
+			}
+			at = append(at, v)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "shared-prefix.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j jsonReport
+		if err := json.Unmarshal(b, &j); err != nil {
+			t.Fatal(err)
+		}
+		return at, j
+	}
+	plain, pj := arrivals()
+	jittered, jj := arrivals("-jitter", "20ms", "-jitter-seed", "3")
+	if pj.Jitter != 0 || pj.JitterSeed != 0 || jj.Jitter != 0.02 || jj.JitterSeed != 3 {
+		t.Errorf("reports: plain jitter %v seed %d, jittered %v seed %d", pj.Jitter, pj.JitterSeed, jj.Jitter, jj.JitterSeed)
+	}
+	if len(plain) != 120 || len(jittered) != 120 {
+		t.Fatalf("%d and %d records, want 120", len(plain), len(jittered))
+	}
+	var sp, sj float64
+	for i := range plain {
+		sp, sj = sp+plain[i], sj+jittered[i]
+	}
+	// Each arrival moves by [0, 20 ms): the sum by more than nothing and less than 120 x 20 ms.
+	if d := sj - sp; d <= 0 || d >= 120*0.02 {
+		t.Errorf("arrivals moved by %.4f s in all, want (0, 2.4)", d)
 	}
 }

@@ -158,6 +158,8 @@ type jsonReport struct {
 	Workload    jsonWorkload       `json:"workload"`
 	Endpoints   int                `json:"endpoints"`
 	Seed        int64              `json:"seed"`
+	Jitter      float64            `json:"arrivalJitterSeconds,omitempty"`
+	JitterSeed  int64              `json:"jitterSeed,omitempty"`
 	TTFTTarget  float64            `json:"ttftTargetSeconds"`
 	EventsDelay float64            `json:"eventsDelaySeconds"`
 	WallSeconds float64            `json:"wallSeconds"`
@@ -174,7 +176,7 @@ type jsonWorkload struct {
 
 func (r *report) writeJSON(path string, o *options) error {
 	j := jsonReport{Scenario: r.name, Title: r.title, Rate: r.rate, Calibration: r.cal, Endpoints: len(r.fleet.Engines),
-		Seed: o.seed, TTFTTarget: o.ttftTarget.Seconds(), EventsDelay: o.eventsDelay.Seconds(), WallSeconds: r.wall.Seconds(),
+		Seed: o.seed, Jitter: o.jitter.Seconds(), JitterSeed: jitterSeed(o), TTFTTarget: o.ttftTarget.Seconds(), EventsDelay: o.eventsDelay.Seconds(), WallSeconds: r.wall.Seconds(),
 		Workload: jsonWorkload{r.stats.Requests, r.stats.Span.Seconds(), r.stats.MeanInput, r.stats.MeanOutput, r.stats.PrefixUpperBound}}
 	for _, res := range r.results {
 		j.Results = append(j.Results, res.Summary)
@@ -187,4 +189,12 @@ func (r *report) writeJSON(path string, o *options) error {
 		return fmt.Errorf("json: %w", err)
 	}
 	return nil
+}
+
+// jitterSeed is the report's jitter seed: none without a jitter.
+func jitterSeed(o *options) int64 {
+	if o.jitter <= 0 {
+		return 0
+	}
+	return o.jitterSeed
 }

@@ -142,6 +142,10 @@ func firstErr(errs ...error) error {
 
 // runOne simulates every policy on w, prints the table and writes the files.
 func runOne(o *options, rep report, fleet fleetsim.Config, w *workload.Workload, specs []fleetsim.Spec) ([]*fleetsim.Result, error) {
+	if o.jitter > 0 {
+		jw := w.Jitter(o.jitter, o.jitterSeed)
+		w = &jw
+	}
 	start := time.Now()
 	results, err := fleetsim.RunAll(fleet, w, specs, o.parallel)
 	if err != nil {

@@ -7,6 +7,7 @@
 package workload
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -134,3 +135,27 @@ func (p prefixSet) matchAndAdd(segs []Segment) int {
 	}
 	return hit
 }
+
+// Jitter returns a copy of w with every arrival moved later by a uniform
+// random amount in [0, max), drawn from seed, back in arrival order (ties
+// keep their order) and renumbered. Prompts, outputs and sessions stay as
+// they are. A queueing system's tail answers to small shifts in timing
+// (which request lands in which engine step), so replaying one workload
+// under several jitter seeds measures how much of a difference between two
+// policies at one seed is that chaos rather than the policies; max at or
+// below zero returns w unchanged. w's requests are not modified.
+func (w Workload) Jitter(max time.Duration, seed int64) Workload {
+	if max <= 0 {
+		return w
+	}
+	rng := NewRand(seed, jitterStream)
+	reqs := slices.Clone(w.Requests)
+	for i := range reqs {
+		reqs[i].Arrival += time.Duration(rng.Int64N(int64(max)))
+	}
+	return Merge(w.Name, reqs)
+}
+
+// jitterStream keeps Jitter's draws apart from the generators' own streams
+// for the same seed.
+const jitterStream = 0x6a6974746572

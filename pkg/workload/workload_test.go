@@ -1,8 +1,10 @@
 package workload
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +217,60 @@ func TestAppendTextKeepsPrefixesAndAveragesFourBytes(t *testing.T) {
 	}
 	if string(AppendText(nil, []uint32{7, 7})) != string(AppendText(nil, []uint32{7}))+string(AppendText(nil, []uint32{7})) {
 		t.Fatal("a token's word depends on more than its id")
+	}
+}
+
+func TestJitter(t *testing.T) {
+	reqs, err := SharedPrefix{Requests: 400, Prefixes: 4, PrefixLen: 64, SuffixLen: 16, Output: 5,
+		Arrivals: Arrivals{Rate: 200}}.Generate(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Merge("sp", reqs)
+	orig := slices.Clone(w.Requests)
+	const max = 20 * time.Millisecond // several mean gaps: requests change places
+	j := w.Jitter(max, 7)
+	if !reflect.DeepEqual(w.Requests, orig) {
+		t.Fatal("Jitter modified the workload it was given")
+	}
+	if len(j.Requests) != len(orig) {
+		t.Fatalf("%d requests after jitter, want %d", len(j.Requests), len(orig))
+	}
+	// Every request is there once, moved by [0, max), with its prompt.
+	byPrompt := map[string]Request{}
+	key := func(r Request) string { return fmt.Sprint(r.Segments, r.Output, r.Session, r.Class) }
+	for _, r := range orig {
+		byPrompt[key(r)] = r
+	}
+	moved := 0
+	for i, r := range j.Requests {
+		if r.ID != i {
+			t.Fatalf("request %d has ID %d", i, r.ID)
+		}
+		if i > 0 && r.Arrival < j.Requests[i-1].Arrival {
+			t.Fatalf("request %d arrives before request %d", i, i-1)
+		}
+		o, ok := byPrompt[key(r)]
+		if !ok {
+			t.Fatalf("request %d's prompt is not in the original", i)
+		}
+		if d := r.Arrival - o.Arrival; d < 0 || d >= max {
+			t.Fatalf("request %d moved by %v, want [0, %v)", i, d, max)
+		}
+		if o.ID != i {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("no request changed places under a jitter of several mean gaps")
+	}
+	if again := w.Jitter(max, 7); !reflect.DeepEqual(again, j) {
+		t.Error("the same seed gave a different jitter")
+	}
+	if other := w.Jitter(max, 8); reflect.DeepEqual(other, j) {
+		t.Error("seeds 7 and 8 gave the same jitter")
+	}
+	if same := w.Jitter(0, 7); !reflect.DeepEqual(same, w) {
+		t.Error("a zero jitter changed the workload")
 	}
 }
