@@ -128,6 +128,7 @@ func jitterTable(w io.Writer, r *replays) {
 	}
 	fmt.Fprintf(w, "\n%d replays (%s), seeds %v, %d cells: on the means over the replays kv is within 2 %% of the best of every policy in %d, of the non-kv policies in %d; "+
 		"kv's own figure moved by more than 2 %% over the replays in %d\n", len(r.grids), strings.Join(r.names, ", "), g.seeds, cells, all, nonKV, kvNoisy)
+	fmt.Fprintf(w, "cells where a policy's own figure moved by more than 2 %% over the replays: %s\n", r.noisy())
 	for k, rg := range r.grids {
 		a, n := rg.nearCells(rg.seeds)
 		fmt.Fprintf(w, "%s alone: within 2 %% of every policy in %d, of the non-kv policies in %d\n", r.names[k], a, n)
@@ -135,6 +136,23 @@ func jitterTable(w io.Writer, r *replays) {
 	for _, m := range missed {
 		fmt.Fprintln(w, m)
 	}
+}
+
+// noisy lists, for every policy, the cells (workload, seed, p95 or p99)
+// where its figure moved by more than 2 % over the replays.
+func (r *replays) noisy() string {
+	g := r.grids[0]
+	var out []string
+	for _, p := range g.policies {
+		n := 0
+		for i := range workloads {
+			for _, s := range g.seeds {
+				n += b2i(!near(r.spread(i, s, p, p95))) + b2i(!near(r.spread(i, s, p, p99)))
+			}
+		}
+		out = append(out, fmt.Sprintf("%s %d", p, n))
+	}
+	return strings.Join(out, ", ")
 }
 
 // nearCells counts the cells (workload, seed among seeds, p95 or p99) where
