@@ -176,7 +176,8 @@ type jsonWorkload struct {
 
 func (r *report) writeJSON(path string, o *options) error {
 	j := jsonReport{Scenario: r.name, Title: r.title, Rate: r.rate, Calibration: r.cal, Endpoints: len(r.fleet.Engines),
-		Seed: o.seed, Jitter: o.jitter.Seconds(), JitterSeed: jitterSeed(o), TTFTTarget: o.ttftTarget.Seconds(), EventsDelay: o.eventsDelay.Seconds(), WallSeconds: r.wall.Seconds(),
+		Seed: o.seed, Jitter: o.jitter.Seconds(), JitterSeed: jitterSeed(o),
+		TTFTTarget: o.ttftTarget.Seconds(), EventsDelay: o.eventsDelay.Seconds(), WallSeconds: r.wall.Seconds(),
 		Workload: jsonWorkload{r.stats.Requests, r.stats.Span.Seconds(), r.stats.MeanInput, r.stats.MeanOutput, r.stats.PrefixUpperBound}}
 	for _, res := range r.results {
 		j.Results = append(j.Results, res.Summary)
