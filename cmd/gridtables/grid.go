@@ -95,25 +95,32 @@ func load(dir string) (*grid, error) {
 
 // seedDirs lists the seed-N folders of a workload, in order.
 func seedDirs(dir string) ([]int, error) {
+	seeds, err := numberedDirs(dir, "workload", "seed-")
+	if err == nil && len(seeds) == 0 {
+		err = fmt.Errorf("%s: no seed-N folders (run make grid)", dir)
+	}
+	return seeds, err
+}
+
+// numberedDirs lists the numbers N of dir's folders named prefix+N, in
+// order; what names dir in errors.
+func numberedDirs(dir, what, prefix string) ([]int, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("workload folder: %w", err)
+		return nil, fmt.Errorf("%s folder: %w", what, err)
 	}
-	var seeds []int
+	var ns []int
 	for _, e := range ents {
-		if n, ok := strings.CutPrefix(e.Name(), "seed-"); ok && e.IsDir() {
+		if n, ok := strings.CutPrefix(e.Name(), prefix); ok && e.IsDir() {
 			s, err := strconv.Atoi(n)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %q is not seed-N", dir, e.Name())
+				return nil, fmt.Errorf("%s: %q is not %sN", dir, e.Name(), prefix)
 			}
-			seeds = append(seeds, s)
+			ns = append(ns, s)
 		}
 	}
-	if len(seeds) == 0 {
-		return nil, fmt.Errorf("%s: no seed-N folders (run make grid)", dir)
-	}
-	slices.Sort(seeds)
-	return seeds, nil
+	slices.Sort(ns)
+	return ns, nil
 }
 
 func readReport(path string) (map[string]fleetsim.Summary, error) {

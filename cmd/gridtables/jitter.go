@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,24 +26,13 @@ type replays struct {
 // loadReplays reads dir's jN folders: at least two, each a grid over the
 // same seeds and policies.
 func loadReplays(dir string) (*replays, error) {
-	ents, err := os.ReadDir(dir)
+	seeds, err := numberedDirs(dir, "jitter", "j")
 	if err != nil {
-		return nil, fmt.Errorf("jitter folder: %w", err)
-	}
-	var seeds []int
-	for _, e := range ents {
-		if n, ok := strings.CutPrefix(e.Name(), "j"); ok && e.IsDir() {
-			s, err := strconv.Atoi(n)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %q is not jN", dir, e.Name())
-			}
-			seeds = append(seeds, s)
-		}
+		return nil, err
 	}
 	if len(seeds) < 2 {
 		return nil, errors.New(dir + ": want two or more jN folders (run hack/jitter-grid.sh)")
 	}
-	slices.Sort(seeds)
 	r := &replays{}
 	for _, s := range seeds {
 		name := "j" + strconv.Itoa(s)
