@@ -141,17 +141,8 @@ func TestJitterMovesArrivalsOnly(t *testing.T) {
 		if err := run(o); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(filepath.Join(dir, "shared-prefix-records.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var at []float64
-		for _, row := range rows[1:] {
+		for _, row := range readCSV(t, filepath.Join(dir, "shared-prefix-records.csv"))[1:] {
 			v, err := strconv.ParseFloat(row[3], 64) // arrival_s
 			if err != nil {
 				t.Fatalf("arrival %q: %v", row[3], err)
