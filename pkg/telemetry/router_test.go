@@ -1,10 +1,15 @@
 package telemetry
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// startRuns numbers TestStartPoolCreatesStateGauges's runs.
+var startRuns atomic.Int64
 
 // countSeries counts the series a collector exposes.
 func countSeries(c prometheus.Collector) int {
@@ -19,7 +24,11 @@ func countSeries(c prometheus.Collector) int {
 
 // A pool's state gauges exist from start, at 0 unless they describe the configuration.
 func TestStartPoolCreatesStateGauges(t *testing.T) {
-	pools := []struct{ pool, observation string }{{"start-a", "predicted"}, {"start-b", "events"}}
+	// Pools named afresh on each run: the gauges are global, and a second
+	// run (-count 2) would otherwise find the first run's series.
+	run := startRuns.Add(1)
+	pools := []struct{ pool, observation string }{
+		{fmt.Sprintf("start-a-%d", run), "predicted"}, {fmt.Sprintf("start-b-%d", run), "events"}}
 	before := countSeries(EventsSilent)
 	for _, tc := range pools {
 		StartPool(tc.pool, tc.observation)
