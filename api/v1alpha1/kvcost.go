@@ -50,6 +50,12 @@ func (k *KVCost) setTimeDefaults() {
 	if k.HotPrefixRequests == nil {
 		k.HotPrefixRequests = ptr(3)
 	}
+	if k.PopularShare == nil {
+		k.PopularShare = ptr(0.15)
+	}
+	if k.PopularWindow == nil {
+		k.PopularWindow = &Duration{time.Minute}
+	}
 	if k.BalanceBound == nil {
 		k.BalanceBound = &Duration{time.Second}
 	}
@@ -87,6 +93,10 @@ func (k *KVCost) validateTime(p *problems) {
 	}
 	if h := k.HotPrefixRequests; h != nil && *h < 0 {
 		p.add("router.kvCost.hotPrefixRequests", "must be 0 (off) or positive, got %d", *h)
+	}
+	nonNeg(p, "router.kvCost.popularShare", k.PopularShare)
+	if k.PopularWindow != nil && k.PopularWindow.Duration <= 0 {
+		p.add("router.kvCost.popularWindow", "must be positive, got %v", k.PopularWindow.Duration)
 	}
 	if k.BalanceBound != nil && k.BalanceBound.Duration < 0 {
 		p.add("router.kvCost.balanceBound", "must not be negative, got %v", k.BalanceBound.Duration)

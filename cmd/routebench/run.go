@@ -221,6 +221,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.hotPrefix >= 0 {
 		po.HotPrefixRequests = &o.hotPrefix
 	}
+	if o.popularShare >= 0 {
+		po.PopularShare = &o.popularShare
+	}
 	if o.prefillWeight >= 0 {
 		po.PrefillWeight = &o.prefillWeight
 	}

@@ -31,6 +31,9 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 		r.fillSharers(p, cands)
 	}
 	r.fillRates(cands)
+	if r.popular != nil {
+		r.popular.mark(p, cands, r.deps.Now())
+	}
 	if p.Req.NewSession {
 		r.sessionLoad(cands)
 	}
@@ -107,7 +110,7 @@ func (r *Router) choose(p *Prepared) (*Decision, error) {
 	start := time.Now()
 	chosen, res, err := r.sched.Schedule(&p.Req, cands)
 	chosen = pinAdmitted(chosen, adm)
-	if r.sharers && err == nil {
+	if (r.sharers || r.popular != nil) && err == nil {
 		r.countCopy(p, cands, &chosen[0])
 	}
 	clear(cands) // drop the Entry pointers while pooled

@@ -22,11 +22,18 @@ func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
 }
 
 // countCopy counts a decision that sends p, whose longest cached prefix is
-// hot on its holders, to an endpoint that does not hold it: a second copy
-// (kvpick_router_hot_prefix_copies_total), whichever term of the cost chose it.
+// hot on its holders or popular (popular.go), to an endpoint that does not
+// hold it: a second copy (kvpick_router_hot_prefix_copies_total), whichever
+// term of the cost chose it.
 func (r *Router) countCopy(p *Prepared, cands []scheduler.Candidate, primary *scheduler.Candidate) {
-	held := scheduler.HotPrefix(cands, *r.cfg.Router.KVCost.HotPrefixRequests)
-	if !p.Req.Queued && primary.CachedBlocks < held {
+	held := 0
+	if r.sharers && !p.Req.Queued {
+		held = scheduler.HotPrefix(cands, *r.cfg.Router.KVCost.HotPrefixRequests)
+	}
+	if held == 0 && p.Req.Popular {
+		held = scheduler.LongestHeld(cands)
+	}
+	if primary.CachedBlocks < held {
 		telemetry.HotPrefixCopies.WithLabelValues(r.deps.Pool).Inc()
 	}
 }

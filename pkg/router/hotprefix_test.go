@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -71,6 +72,56 @@ func TestHotPrefixSpreadsThroughTheRouter(t *testing.T) {
 			}
 			// Counted as a copy only when the prefix was hot (the rule off makes no count: nothing reads sharers).
 			if got, want := promtest.ToFloat64(copies)-before, map[bool]float64{true: 1}[c.second]; got != want {
+				t.Fatalf("kvpick_router_hot_prefix_copies_total rose by %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// A popular prefix held by one endpoint gets its second copy through the
+// router, once the picker has seen a window of requests: before it, every
+// request for the prefix stays on the holder; after it, the next one goes
+// to the idle endpoint and counts as a copy. With the rule off it stays.
+func TestPopularPrefixCopied(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("off=%v", off), func(t *testing.T) {
+			f := newFixture(t, 2, func(cfg *v1.Config) {
+				no := false
+				cfg.Admission.Queue = &no
+				cfg.Router.KVCost.HotPrefixRequests = new(int) // this test is about the popular rule alone
+				if off {
+					cfg.Router.KVCost.PopularShare = new(float64)
+				}
+			})
+			ctx := context.Background()
+			prefix := words("doc", 2400)
+			var holder string
+			for i := range 40 { // one request a second for 40 s: inside the first 60 s window
+				d, err := f.route(ctx, input(prefix+words(fmt.Sprint("q", i), 40), nil))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					holder = d.Endpoints()[0]
+				} else if ep := d.Endpoints()[0]; ep != holder {
+					t.Fatalf("request %d at %d s went to %s, want the holder %s (nothing is popular in the first window)", i, i, ep, holder)
+				}
+				d.FirstToken()
+				d.Done(nil)
+				f.advance(time.Second)
+			}
+			f.advance(30 * time.Second)
+			copies := telemetry.HotPrefixCopies.WithLabelValues("")
+			before := promtest.ToFloat64(copies)
+			d, err := f.route(ctx, input(prefix+words("next", 40), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Done(nil)
+			if second := d.Endpoints()[0] != holder; second == off {
+				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", d.Endpoints()[0], holder, !off)
+			}
+			if got, want := promtest.ToFloat64(copies)-before, map[bool]float64{false: 1}[off]; got != want {
 				t.Fatalf("kvpick_router_hot_prefix_copies_total rose by %v, want %v", got, want)
 			}
 		})

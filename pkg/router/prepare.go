@@ -37,6 +37,8 @@ type Prepared struct {
 	sized []sizedChain
 	// wait is its place in the fleet's queue order (see queueorder.go).
 	wait waitState
+	// popularCounted: the popular-prefix rule has counted p (popular.go).
+	popularCounted bool
 	// admittedOn is the endpoint the admission gate reserved p's room on
 	// (admitPicked), which choose makes the primary; "" otherwise.
 	admittedOn string

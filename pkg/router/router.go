@@ -65,6 +65,7 @@ type Router struct {
 	stride   int                 // index every stride-th block (v1alpha1 KV.IndexStride)
 	bridge   bool                // kv.eventsBridge: claim routed prefixes on events-path endpoints until the first token
 	sharers  bool                // the scheduler reads Candidate.Sharers (router.kvCost.hotPrefixRequests)
+	popular  *popularity         // router.kvCost.popularShare's counts; nil when off or not the time model
 	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
 	rates    *rates
 	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
@@ -104,6 +105,9 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 		stride: cfg.KV.IndexStride(), bridge: cfg.KV.EventsBridge != nil && *cfg.KV.EventsBridge, sharers: sched.WantsSharers()}
 	if cfg.KV.Observation != v1.ObservePredicted && cfg.KV.HostHitWeight != nil && cfg.KV.DiskHitWeight != nil {
 		r.tiers = kvindex.TierWeights{Host: *cfg.KV.HostHitWeight, Disk: *cfg.KV.DiskHitWeight}
+	}
+	if k := cfg.Router.KVCost; sched.PricesByTime() && k.PopularShare != nil && k.PopularWindow != nil {
+		r.popular = newPopularity(*k.PopularShare, k.PopularWindow.Duration)
 	}
 	r.initRates()
 	r.SetObjectives(cfg.Objectives)

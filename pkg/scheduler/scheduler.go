@@ -81,6 +81,17 @@ func (s *Scheduler) WantsSharers() bool {
 	return false
 }
 
+// PricesByTime reports whether a scorer prices by the time model, which reads
+// Request.Popular (router.kvCost.popularShare).
+func (s *Scheduler) PricesByTime() bool {
+	for _, w := range s.scorers {
+		if c, ok := w.Scorer.(costScorer); ok && c.blocks == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv Scorer, rr roundRobinPicker) error {
 	if p == nil {
 		return fmt.Errorf("router.profile: required for mode custom")

@@ -113,6 +113,7 @@ type spread struct {
 	common     int     // CommonBlocks
 	hot        int     // a hot prefix (hotPrefix); 0 for none
 	holderTTFT float64 // the best predicted TTFT among the hot prefix's holders
+	longest    int     // LongestHeld, for a popular prefix (Request.Popular)
 }
 
 func (t TimeCost) cost(r *Request, c *Candidate, p Prediction, sp spread) float64 {
@@ -125,9 +126,16 @@ func (t TimeCost) cost(r *Request, c *Candidate, p Prediction, sp spread) float6
 	if second {
 		upTo = max(upTo, sp.hot)
 	}
+	popular := !second && r.Popular && sp.longest > c.CachedBlocks && p.QueuedTokens == 0
+	if popular {
+		upTo = max(upTo, sp.longest)
+	}
 	charged := t.charged(r, c, upTo, p.Own)
-	if second { // its batch waits out only the part beyond the hot prefix
+	if second || popular { // its batch waits out only the part beyond the prefix
 		p.Decode += float64(p.Running)*charged - p.Stall
+	}
+	if popular { // judged as if it held the prefix (see Request.Popular)
+		p.TTFT -= p.Own - charged
 	}
 	return p.TTFT + w*charged + t.DecodeWeight*p.Decode
 }
@@ -284,7 +292,7 @@ func (s costScorer) Score(r *Request, cands []Candidate, out []float64) {
 			out[i] = s.blocks.Cost(r, &cands[i])
 		}
 	} else {
-		sp := spread{common: CommonBlocks(cands, s.t.CommonHolders)}
+		sp := spread{common: CommonBlocks(cands, s.t.CommonHolders), longest: LongestHeld(cands)}
 		sp.hot, sp.holderTTFT = s.t.hotPrefix(r, cands, preds)
 		for i := range cands {
 			out[i] = s.t.cost(r, &cands[i], preds[i], sp)

@@ -343,3 +343,66 @@ func TestSecondCopyChargesOnlyItsSuffix(t *testing.T) {
 		t.Fatalf("cost %v, want %v (stall without the rule %v, want 17.2)", got, want, p.Stall)
 	}
 }
+
+// A popular prefix held by one endpoint (Request.Popular) gets a second
+// copy: B, with no prefill queued, is judged as if it held the prefix, so
+// it wins over A, which holds it but runs more; without the flag, or with
+// prefill waiting on B, the request stays on A.
+func TestPopularPrefixGetsASecondCopy(t *testing.T) {
+	holder := activework.Counts{Requests: 9, ContextTokens: 45000}
+	idle := activework.Counts{Requests: 5, ContextTokens: 25000}
+	cases := []struct {
+		name    string
+		popular bool
+		other   activework.Counts
+		mut     func(*v1.Router)
+		second  bool
+	}{
+		{"popular, one holder", true, idle, nil, true},
+		{"not popular", false, idle, nil, false},
+		{"prefill queued on the other", true, activework.Counts{PrefillTokens: 500, Requests: 5, ContextTokens: 25000}, nil, false},
+		{"blocks model", true, idle, func(r *v1.Router) { r.KVCost.Model = v1.CostModelBlocks }, false},
+	}
+	for _, c := range cases {
+		var mut []func(*v1.Router)
+		if c.mut != nil {
+			mut = append(mut, c.mut)
+		}
+		s := mustNew(t, router(v1.ModeKV, mut...))
+		cands := fleet(t, cand{cached: 250, total: 100000, active: holder}, cand{total: 100000, active: c.other})
+		r := Request{PromptTokens: 4300, Blocks: 268, BlockSize: 16, Popular: c.popular}
+		got, _, err := s.Schedule(&r, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second := got[0].Key() == "10.0.0.2:8000"; second != c.second {
+			t.Errorf("%s: chose %s; want the second endpoint: %v", c.name, got[0].Key(), c.second)
+		}
+	}
+}
+
+// TestPopularCopyPricedAsHeld pins the rule's price: an endpoint with no
+// prefill queued costs, for a popular request, exactly what it would if it
+// held the prefix; one with prefill queued keeps its own price.
+func TestPopularCopyPricedAsHeld(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01}, PrefillWeight: 1, DecodeWeight: 0.5}
+	r := Request{PromptTokens: 4300, Blocks: 268, BlockSize: 16, Popular: true}
+	for _, queued := range []int{0, 500} {
+		active := activework.Counts{PrefillTokens: queued, Requests: 4, ContextTokens: 8000}
+		cs := fleet(t, cand{cached: 250, total: 100000, active: activework.Counts{Requests: 2}},
+			cand{total: 100000, active: active}, cand{cached: 250, total: 100000, active: active})
+		sp := spread{longest: LongestHeld(cs)}
+		copyCost := tc.cost(&r, &cs[1], tc.Predict(&r, &cs[1]), sp)
+		heldCost := tc.cost(&r, &cs[2], tc.Predict(&r, &cs[2]), sp)
+		plain := r
+		plain.Popular = false
+		ownCost := tc.cost(&plain, &cs[1], tc.Predict(&plain, &cs[1]), sp)
+		want := heldCost
+		if queued > 0 {
+			want = ownCost
+		}
+		if math.Abs(copyCost-want) > 1e-9 {
+			t.Errorf("queued %d: the copy costs %v, want %v (as held %v, its own %v)", queued, copyCost, want, heldCost, ownCost)
+		}
+	}
+}

@@ -36,6 +36,11 @@ type Request struct {
 	// Queued marks a request that waited in the admission queue: the fleet
 	// was full when it came.
 	Queued bool
+	// Popular marks a request whose longest cached prefix is popular
+	// (router.kvCost.popularShare) and held by one candidate only: the time
+	// model judges an endpoint with no prefill queued as if it held the
+	// prefix, so the prefix gets a second copy.
+	Popular bool
 }
 
 // Candidate is one endpoint's state for this decision.

@@ -64,10 +64,10 @@ var (
 		Namespace: Namespace, Name: "tokenizer_info",
 		Help: "1 for the tokenizer in use; exact=false means block hashes approximate the engine's tokens.",
 	}, []string{"name", "exact"}))
-	// HotPrefixCopies counts decisions that computed a hot prefix on an endpoint not holding it.
+	// HotPrefixCopies counts decisions that computed a hot or popular prefix on an endpoint not holding it.
 	HotPrefixCopies = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "router_hot_prefix_copies_total",
-		Help: "Requests sent to an endpoint without their longest cached prefix while router.kvCost.hotPrefixRequests or more requests in flight shared it on a holder: a second copy of a hot prefix.",
+		Help: "Requests sent to an endpoint without their longest cached prefix while router.kvCost.hotPrefixRequests or more requests in flight shared it on a holder, or while it was popular (router.kvCost.popularShare): a second copy.",
 	}, []string{"pool"}))
 	// SessionPins is the number of live session pins.
 	SessionPins = must(prometheus.NewGauge(prometheus.GaugeOpts{

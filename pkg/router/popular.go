@@ -1,0 +1,113 @@
+package router
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/kvpick/kvpick/pkg/scheduler"
+)
+
+// popularity counts requests by the longest prefix the candidates hold,
+// decaying with router.kvCost.popularWindow as time constant, for the time
+// model's popular-prefix rule (router.kvCost.popularShare).
+type popularity struct {
+	share  float64 // popularShare
+	window float64 // popularWindow, in seconds
+
+	mu    sync.Mutex
+	start time.Time // the first request seen: nothing is popular for a window after
+	total decayed
+	byKey map[uint64]*decayed // by the hash of the prefix's last block
+}
+
+// maxPopularKeys bounds the counts kept: past it, counts that have decayed
+// to nothing (no request in about five windows) are dropped, and if that is
+// not enough, all of them (the rule then waits a window again).
+const maxPopularKeys = 1 << 16
+
+// decayed is a count decaying exponentially since t.
+type decayed struct {
+	v float64
+	t time.Time
+}
+
+func (d *decayed) at(now time.Time, window float64) float64 {
+	if d.t.IsZero() {
+		return 0
+	}
+	return d.v * math.Exp(-now.Sub(d.t).Seconds()/window)
+}
+
+func (d *decayed) add(now time.Time, window float64) {
+	d.v, d.t = d.at(now, window)+1, now
+}
+
+func newPopularity(share float64, window time.Duration) *popularity {
+	if share <= 0 || window <= 0 {
+		return nil
+	}
+	return &popularity{share: share, window: window.Seconds(), byKey: map[uint64]*decayed{}}
+}
+
+// mark counts p once (its first look, whether at admission or at choice)
+// under the longest prefix the candidates hold, and sets p.Req.Popular when
+// that prefix drew at least share x one endpoint's worth of requests and
+// one candidate alone holds it. Only a count past the first window counts:
+// a warm-up's first requests make every prefix look popular.
+func (pp *popularity) mark(p *Prepared, cands []scheduler.Candidate, now time.Time) {
+	p.Req.Popular = false
+	held := scheduler.LongestHeld(cands)
+	count := !p.popularCounted
+	p.popularCounted = true
+	pp.mu.Lock()
+	if pp.start.IsZero() {
+		pp.start = now
+	}
+	if count {
+		pp.total.add(now, pp.window)
+	}
+	if held == 0 || held > len(p.Chain) {
+		pp.mu.Unlock()
+		return
+	}
+	key := p.Chain[held-1]
+	d := pp.byKey[key]
+	if d == nil {
+		pp.makeRoom(now)
+		d = &decayed{}
+		pp.byKey[key] = d
+	}
+	if count {
+		d.add(now, pp.window)
+	}
+	warm := now.Sub(pp.start).Seconds() >= pp.window
+	v, total := d.at(now, pp.window), pp.total.at(now, pp.window)
+	pp.mu.Unlock()
+	if !warm || total <= 0 || v/total*float64(len(cands)) < pp.share {
+		return
+	}
+	holders := 0
+	for i := range cands {
+		if cands[i].CachedBlocks == held {
+			holders++
+		}
+	}
+	p.Req.Popular = holders == 1
+}
+
+// makeRoom keeps byKey under maxPopularKeys. Call with pp.mu held.
+func (pp *popularity) makeRoom(now time.Time) {
+	if len(pp.byKey) < maxPopularKeys {
+		return
+	}
+	for k, d := range pp.byKey {
+		if d.at(now, pp.window) < 0.01 {
+			delete(pp.byKey, k)
+		}
+	}
+	if len(pp.byKey) >= maxPopularKeys {
+		clear(pp.byKey)
+		pp.start = now
+	}
+}
