@@ -345,12 +345,13 @@ func TestSecondCopyChargesOnlyItsSuffix(t *testing.T) {
 }
 
 // A popular prefix held by one endpoint (Request.Popular) gets a second
-// copy: B, with no prefill queued, is judged as if it held the prefix, so
-// it wins over A, which holds it but runs more; without the flag, or with
-// prefill waiting on B, the request stays on A.
+// copy: B, with no prefill queued, is judged as if it held the prefix (its
+// one running request still waits out the prefill), so it wins over A,
+// which holds it but runs more; without the flag, with prefill waiting on
+// B, or with many requests running on B, the request stays on A.
 func TestPopularPrefixGetsASecondCopy(t *testing.T) {
 	holder := activework.Counts{Requests: 9, ContextTokens: 45000}
-	idle := activework.Counts{Requests: 5, ContextTokens: 25000}
+	idle := activework.Counts{Requests: 1, ContextTokens: 5000}
 	cases := []struct {
 		name    string
 		popular bool
@@ -360,7 +361,8 @@ func TestPopularPrefixGetsASecondCopy(t *testing.T) {
 	}{
 		{"popular, one holder", true, idle, nil, true},
 		{"not popular", false, idle, nil, false},
-		{"prefill queued on the other", true, activework.Counts{PrefillTokens: 500, Requests: 5, ContextTokens: 25000}, nil, false},
+		{"prefill queued on the other", true, activework.Counts{PrefillTokens: 500, Requests: 1, ContextTokens: 5000}, nil, false},
+		{"a full batch on the other", true, activework.Counts{Requests: 9, ContextTokens: 45000}, nil, false},
 		{"blocks model", true, idle, func(r *v1.Router) { r.KVCost.Model = v1.CostModelBlocks }, false},
 	}
 	for _, c := range cases {
@@ -382,8 +384,10 @@ func TestPopularPrefixGetsASecondCopy(t *testing.T) {
 }
 
 // TestPopularCopyPricedAsHeld pins the rule's price: an endpoint with no
-// prefill queued costs, for a popular request, exactly what it would if it
-// held the prefix; one with prefill queued keeps its own price.
+// prefill queued costs, for a popular request, what it would if it held the
+// prefix, plus the stall of the prefix's prefill on its running requests
+// (decodeWeight x running x the prefix's prefill time); one with prefill
+// queued keeps its own price.
 func TestPopularCopyPricedAsHeld(t *testing.T) {
 	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01}, PrefillWeight: 1, DecodeWeight: 0.5}
 	r := Request{PromptTokens: 4300, Blocks: 268, BlockSize: 16, Popular: true}
@@ -397,7 +401,8 @@ func TestPopularCopyPricedAsHeld(t *testing.T) {
 		plain := r
 		plain.Popular = false
 		ownCost := tc.cost(&plain, &cs[1], tc.Predict(&plain, &cs[1]), sp)
-		want := heldCost
+		// 4 running requests each wait out the prefix's 4,000 tokens at 1,000/s, at decodeWeight 0.5.
+		want := heldCost + 0.5*4*4.0
 		if queued > 0 {
 			want = ownCost
 		}
