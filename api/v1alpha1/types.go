@@ -172,12 +172,13 @@ type KVCost struct {
 	// least this share of one endpoint's worth of the pool's requests over
 	// popularWindow (its share of the requests times the endpoints) and is
 	// held by one endpoint only gets a second copy: an endpoint with no
-	// prefill queued is judged as if it held the prefix, so the request
-	// that goes there computes it. With few prefixes an endpoint, the first
-	// placement otherwise fixes each endpoint's load for good, and a busy
-	// holder's requests have nowhere else to go (routebench, 40 prefixes at
-	// 20 req/s, seeds 1-9: kv's p95 0.259 to 0.232 s; 0.224 to 0.192 s over
-	// runs four times longer). Lower copies less popular prefixes, at the
+	// prefill queued is judged as if it held the prefix (but for the stall
+	// of its prefill on the running batch), so the request that goes there
+	// computes it. With few prefixes an endpoint, the first placement
+	// otherwise fixes each endpoint's load for good, and a busy holder's
+	// requests have nowhere else to go (routebench, 40 prefixes at 20 req/s,
+	// seeds 1-9: kv's p95 0.259 to 0.233 s, end-to-end p99 4.05 to 3.97 s).
+	// Lower copies less popular prefixes, at the
 	// price of one uncached prefill each (at 0.15 with no warm-up window,
 	// shared-prefix's p95 at 15 req/s rose 4 %: its 150 prefixes draw 0.05
 	// each); higher leaves hot prefixes on one endpoint.
