@@ -180,7 +180,7 @@ type KVCost struct {
 	// seeds 1-9: kv's p95 0.259 to 0.233 s, end-to-end p99 4.05 to 3.97 s).
 	// Lower copies less popular prefixes, at the
 	// price of one uncached prefill each (at 0.15 with no warm-up window,
-	// shared-prefix's p95 at 15 req/s rose 4 %: its 150 prefixes draw 0.05
+	// shared-prefix's p95 at 15 req/s rose 4.5 %: its 150 prefixes draw 0.05
 	// each); higher leaves hot prefixes on one endpoint.
 	PopularShare *float64 `json:"popularShare,omitempty"`
 	// PopularWindow is the time constant of popularShare's request counts
