@@ -60,18 +60,12 @@ func TestHotPrefixSpreadsThroughTheRouter(t *testing.T) {
 			}
 			long := f.active.Start(holder, activework.Work{PromptTokens: 6000, UncachedTokens: 6000, BlockSize: 16}, f.clock())
 			defer long.Free()
-			copies := telemetry.HotPrefixCopies.WithLabelValues("")
-			before := promtest.ToFloat64(copies)
-			d, err := f.route(ctx, input(prefix+words("next", 40), nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Done(nil)
-			if second := d.Endpoints()[0] != holder; second != c.second {
-				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", d.Endpoints()[0], holder, c.second)
+			ep, got := routeCounted(t, f, prefix)
+			if second := ep != holder; second != c.second {
+				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", ep, holder, c.second)
 			}
 			// Counted as a copy only when the prefix was hot (the rule off makes no count: nothing reads sharers).
-			if got, want := promtest.ToFloat64(copies)-before, map[bool]float64{true: 1}[c.second]; got != want {
+			if want := map[bool]float64{true: 1}[c.second]; got != want {
 				t.Fatalf("kvpick_router_hot_prefix_copies_total rose by %v, want %v", got, want)
 			}
 		})
@@ -111,19 +105,28 @@ func TestPopularPrefixCopied(t *testing.T) {
 				f.advance(time.Second)
 			}
 			f.advance(30 * time.Second)
-			copies := telemetry.HotPrefixCopies.WithLabelValues("")
-			before := promtest.ToFloat64(copies)
-			d, err := f.route(ctx, input(prefix+words("next", 40), nil))
-			if err != nil {
-				t.Fatal(err)
+			ep, got := routeCounted(t, f, prefix)
+			if second := ep != holder; second == off {
+				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", ep, holder, !off)
 			}
-			defer d.Done(nil)
-			if second := d.Endpoints()[0] != holder; second == off {
-				t.Fatalf("went to %s (holder %s); want the other endpoint: %v", d.Endpoints()[0], holder, !off)
-			}
-			if got, want := promtest.ToFloat64(copies)-before, map[bool]float64{false: 1}[off]; got != want {
+			if want := map[bool]float64{false: 1}[off]; got != want {
 				t.Fatalf("kvpick_router_hot_prefix_copies_total rose by %v, want %v", got, want)
 			}
 		})
 	}
+}
+
+// routeCounted routes one more request for prefix and returns the endpoint
+// it went to and how much kvpick_router_hot_prefix_copies_total rose; the
+// request is done when the test ends.
+func routeCounted(t *testing.T, f *fixture, prefix string) (string, float64) {
+	t.Helper()
+	copies := telemetry.HotPrefixCopies.WithLabelValues("")
+	before := promtest.ToFloat64(copies)
+	d, err := f.route(context.Background(), input(prefix+words("next", 40), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Done(nil) })
+	return d.Endpoints()[0], promtest.ToFloat64(copies) - before
 }
