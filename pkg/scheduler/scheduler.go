@@ -73,23 +73,25 @@ func New(cfg v1.Router) (*Scheduler, error) {
 // WantsSharers reports whether a scorer reads Candidate.Sharers: the time
 // model's hot-prefix rule (router.kvCost.hotPrefixRequests).
 func (s *Scheduler) WantsSharers() bool {
-	for _, w := range s.scorers {
-		if c, ok := w.Scorer.(costScorer); ok && c.blocks == nil && c.t.HotRequests > 0 {
-			return true
-		}
-	}
-	return false
+	t, ok := s.timeCost()
+	return ok && t.HotRequests > 0
 }
 
 // PricesByTime reports whether a scorer prices by the time model, which reads
 // Request.Popular (router.kvCost.popularShare).
 func (s *Scheduler) PricesByTime() bool {
+	_, ok := s.timeCost()
+	return ok
+}
+
+// timeCost returns the time model of the first scorer that prices by it.
+func (s *Scheduler) timeCost() (TimeCost, bool) {
 	for _, w := range s.scorers {
 		if c, ok := w.Scorer.(costScorer); ok && c.blocks == nil {
-			return true
+			return c.t, true
 		}
 	}
-	return false
+	return TimeCost{}, false
 }
 
 func (s *Scheduler) applyProfile(p *v1.Profile, busy Busy, kv Scorer, rr roundRobinPicker) error {
