@@ -5,6 +5,7 @@
 //
 //	routebench -scenario brief                  # the product brief's scenario, calibrated
 //	routebench -scenario trace -endpoints 8     # the Mooncake trace
+//	routebench -scenario conversation           # Mooncake's production conversation trace
 //	routebench -scenario shared-prefix -rate 20 -policies kv,round-robin
 package main
 
@@ -92,10 +93,11 @@ var program = cli.Program{
 	Name: "routebench",
 	About: "replays a workload against a simulated model-server fleet in virtual time, once per routing policy, " +
 		"through kvpick's real router code, and reports TTFT, latency, prefix hits and queueing per policy.",
-	Synopsis: "routebench [-scenario brief|trace|shared-prefix|multiturn|burst] [flags]",
+	Synopsis: "routebench [-scenario brief|trace|conversation|shared-prefix|multiturn|burst] [flags]",
 	Notes: `Examples:
   routebench -scenario brief                        # the product brief's scenario, calibrated (about a minute)
   routebench -scenario trace -endpoints 8           # the Mooncake trace embedded from config/traces
+  routebench -scenario conversation                 # Mooncake's hour of production chat requests (config/traces)
   routebench -scenario shared-prefix -rate 20 -policies kv,round-robin`,
 }
 
@@ -107,14 +109,14 @@ func parseFlags(args []string) (*options, error) {
 func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("routebench", flag.ContinueOnError)
-	fs.StringVar(&o.scenario, "scenario", "brief", "brief | trace | shared-prefix | multiturn | burst")
-	fs.StringVar(&o.trace, "trace", "", "Mooncake trace file (JSON lines) for -scenario trace (empty: the embedded config/traces/mooncake_synthetic_trace.jsonl)")
-	fs.Float64Var(&o.rateScale, "rate-scale", 1, "trace: multiply the arrival rate by this")
+	fs.StringVar(&o.scenario, "scenario", "brief", "brief | trace | conversation | shared-prefix | multiturn | burst")
+	fs.StringVar(&o.trace, "trace", "", "Mooncake trace file (JSON lines, or gzipped) for -scenario trace (empty: the embedded config/traces/mooncake_synthetic_trace.jsonl)")
+	fs.Float64Var(&o.rateScale, "rate-scale", 1, "trace, conversation: multiply the arrival rate by this")
 	fs.Float64Var(&o.rate, "rate", 0, "synthetic scenarios: requests (or sessions) per second; brief: skip calibration and use this load")
 	fs.IntVar(&o.endpoints, "endpoints", 0, "endpoints in the fleet (default: 2 for brief, 8 otherwise)")
 	fs.StringVar(&o.policies, "policies", "", "comma-separated policies (default all: "+strings.Join(policyNames(), ",")+")")
 	fs.IntVar(&o.requests, "requests", 0, "requests to generate, or to keep from the trace (0: scenario default / whole trace)")
-	fs.IntVar(&o.repeat, "repeat", 1, "trace: replay it this many times back to back (hash ids shifted per repeat)")
+	fs.IntVar(&o.repeat, "repeat", 1, "trace, conversation: replay it this many times back to back (hash ids shifted per repeat)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for the workload and the policies' random choices")
 	fs.DurationVar(&o.jitter, "jitter", 0, "move every arrival later by a uniform random [0, this) drawn from -jitter-seed, prompts unchanged: replays of one seed under several jitter seeds show how much of a gap between policies is timing chaos")
 	fs.Int64Var(&o.jitterSeed, "jitter-seed", 1, "seed of -jitter's draws")

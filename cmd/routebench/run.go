@@ -90,7 +90,7 @@ func buildWorkload(o *options) (workload.Workload, error) {
 	var reqs []workload.Request
 	var err error
 	switch o.scenario {
-	case "trace":
+	case "trace", "conversation":
 		return loadTrace(o, n)
 	case "shared-prefix":
 		// Defaults after llm-d's benchmark: 150 shared 6k-token prefixes, 1.2k-token questions.
@@ -111,7 +111,7 @@ func buildWorkload(o *options) (workload.Workload, error) {
 			return workload.Merge("burst", steady, docs), nil
 		}
 	default:
-		return workload.Workload{}, fmt.Errorf("unknown -scenario %q (brief, trace, shared-prefix, multiturn, burst)", o.scenario)
+		return workload.Workload{}, fmt.Errorf("unknown -scenario %q (brief, trace, conversation, shared-prefix, multiturn, burst)", o.scenario)
 	}
 	if err != nil {
 		return workload.Workload{}, err

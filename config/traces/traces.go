@@ -12,3 +12,13 @@ const MooncakeSyntheticName = "mooncake_synthetic_trace.jsonl"
 //
 //go:embed mooncake_synthetic_trace.jsonl
 var MooncakeSynthetic []byte
+
+// MooncakeConversationName is the embedded conversation trace's file name.
+const MooncakeConversationName = "mooncake_conversation_trace.jsonl.gz"
+
+// MooncakeConversation is kvcache-ai/Mooncake's FAST'25 conversation trace
+// (Apache-2.0): an hour of a production chat service's requests, gzipped
+// JSON lines (workload.ParseMooncake reads it as it is).
+//
+//go:embed mooncake_conversation_trace.jsonl.gz
+var MooncakeConversation []byte

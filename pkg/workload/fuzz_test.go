@@ -2,11 +2,17 @@ package workload
 
 import (
 	"bytes"
+	"compress/gzip"
 	"testing"
 )
 
 func FuzzParseMooncake(f *testing.F) {
 	f.Add([]byte(miniTrace))
+	var gz bytes.Buffer // the gzip path (a compressed trace)
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(miniTrace))
+	zw.Close()
+	f.Add(gz.Bytes())
 	f.Add([]byte(`{"timestamp": 1e300, "input_length": 5, "output_length": 1, "hash_ids": [1]}`))
 	f.Add([]byte(`{"timestamp": 0, "input_length": 99999999, "output_length": 1, "hash_ids": []}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

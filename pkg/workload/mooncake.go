@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,8 +44,20 @@ type TraceOptions struct {
 // deterministic tokens, the last block cut to input_length; when
 // input_length is longer than the ids cover, the extra tokens are unique to
 // the request. Blank lines are skipped; any other malformed line is an error
-// naming its line number.
+// naming its line number. A gzip stream is read decompressed (a JSON line
+// never starts with gzip's magic bytes), so traces can ship compressed.
 func ParseMooncake(r io.Reader, o TraceOptions) (Workload, error) {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return Workload{}, fmt.Errorf("mooncake trace: gzip: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
 	lines, err := readMooncake(r)
 	if err != nil {
 		return Workload{}, err

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"math"
 	"reflect"
@@ -82,15 +84,55 @@ func TestMooncakeRepeatSharesNothing(t *testing.T) {
 	}
 }
 
-// The trace shipped in config/traces has the figures its README states.
+// The traces shipped in config/traces have the figures their README states
+// (the conversation trace read gzipped, as it ships).
 func TestShippedTraceStats(t *testing.T) {
-	w, err := LoadMooncake("../../config/traces/mooncake_synthetic_trace.jsonl", TraceOptions{})
+	for _, tc := range []struct {
+		file              string
+		requests          int
+		meanInput, hitMax float64
+	}{
+		{"mooncake_synthetic_trace.jsonl", 3993, 15325, 0.651},
+		{"mooncake_conversation_trace.jsonl.gz", 12031, 12035, 0.374},
+	} {
+		w, err := LoadMooncake("../../config/traces/"+tc.file, TraceOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := w.Stats()
+		if st.Requests != tc.requests || math.Abs(st.MeanInput-tc.meanInput) > 5 || math.Abs(st.PrefixUpperBound-tc.hitMax) > 0.005 {
+			t.Errorf("%s: stats %+v, want %d requests, mean input ~%v, upper bound ~%v", tc.file, st, tc.requests, tc.meanInput, tc.hitMax)
+		}
+	}
+}
+
+// A gzipped trace reads as the plain one; a cut-off gzip stream is an error,
+// not a shorter trace.
+func TestMooncakeGzip(t *testing.T) {
+	plain := []byte(`{"timestamp": 0, "input_length": 600, "output_length": 3, "hash_ids": [1, 2]}
+{"timestamp": 5, "input_length": 700, "output_length": 4, "hash_ids": [1, 3]}
+`)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseMooncake(bytes.NewReader(plain), TraceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := w.Stats()
-	if st.Requests != 3993 || math.Abs(st.MeanInput-15325) > 5 || math.Abs(st.PrefixUpperBound-0.651) > 0.005 {
-		t.Errorf("stats %+v, want 3993 requests, mean input ~15325, upper bound ~0.651", st)
+	got, err := ParseMooncake(bytes.NewReader(buf.Bytes()), TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("gzipped trace = %+v, want %+v", got, want)
+	}
+	if _, err := ParseMooncake(bytes.NewReader(buf.Bytes()[:buf.Len()-10]), TraceOptions{}); err == nil {
+		t.Error("a cut-off gzip stream parsed without error")
 	}
 }
 
