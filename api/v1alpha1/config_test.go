@@ -42,6 +42,8 @@ func TestParseAndValidate(t *testing.T) {
 		{"popular prefixes off", "router:\n  kvCost:\n    popularShare: 0\n", nil},
 		{"negative popular share", "router:\n  kvCost:\n    popularShare: -0.1\n", []string{"router.kvCost.popularShare", "-0.1"}},
 		{"zero popular window", "router:\n  kvCost:\n    popularWindow: 0s\n", []string{"router.kvCost.popularWindow", "must be positive"}},
+		{"prefill pressure off", "router:\n  kvCost:\n    prefillPressureWindow: 0s\n", nil},
+		{"negative prefill pressure window", "router:\n  kvCost:\n    prefillPressureWindow: -1s\n", []string{"router.kvCost.prefillPressureWindow", "-1s"}},
 		{"custom without profile", "router:\n  mode: custom\n", []string{"router.profile", "required"}},
 		{"custom bad scorer", "router:\n  mode: custom\n  profile:\n    scorers: [{name: magic, weight: 1}]\n    picker: max-score\n", []string{"router.profile.scorers[0].name", "magic"}},
 		{"gc off with a memory limit", "server:\n  gcPercent: -1\n  memoryLimitBytes: 1073741824\n", nil},

@@ -56,6 +56,9 @@ func (k *KVCost) setTimeDefaults() {
 	if k.PopularWindow == nil {
 		k.PopularWindow = &Duration{time.Minute}
 	}
+	if k.PrefillPressureWindow == nil {
+		k.PrefillPressureWindow = &Duration{30 * time.Second}
+	}
 	if k.BalanceBound == nil {
 		k.BalanceBound = &Duration{time.Second}
 	}
@@ -97,6 +100,9 @@ func (k *KVCost) validateTime(p *problems) {
 	nonNeg(p, "router.kvCost.popularShare", k.PopularShare)
 	if k.PopularWindow != nil && k.PopularWindow.Duration <= 0 {
 		p.add("router.kvCost.popularWindow", "must be positive, got %v", k.PopularWindow.Duration)
+	}
+	if k.PrefillPressureWindow != nil && k.PrefillPressureWindow.Duration < 0 {
+		p.add("router.kvCost.prefillPressureWindow", "must not be negative (0s: off), got %v", k.PrefillPressureWindow.Duration)
 	}
 	if k.BalanceBound != nil && k.BalanceBound.Duration < 0 {
 		p.add("router.kvCost.balanceBound", "must not be negative, got %v", k.BalanceBound.Duration)

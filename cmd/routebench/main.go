@@ -57,6 +57,7 @@ type options struct {
 	commonHolders  int
 	hotPrefix      int
 	popularShare   float64
+	pressureWindow time.Duration
 	seeds          []int64   // -seeds, parsed; nil: one run at -seed
 	collect        *seedRuns // set while -seeds runs: every report's summaries
 	balanceBound   time.Duration
@@ -140,6 +141,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.commonHolders, "kv-common-holders", -1, "router.kvCost.commonHolders of the kv policies (0: off; negative: the default, 2)")
 	fs.IntVar(&o.hotPrefix, "kv-hot-prefix-requests", -1, "router.kvCost.hotPrefixRequests of the kv policies (0: off; negative: the default, 3)")
 	fs.Float64Var(&o.popularShare, "kv-popular-share", -1, "router.kvCost.popularShare of the kv policies (0: off; negative: the default, 0.15)")
+	fs.DurationVar(&o.pressureWindow, "kv-prefill-pressure-window", -1, "router.kvCost.prefillPressureWindow of the kv policies (0s: off; negative: the default, 30s)")
 	fs.DurationVar(&o.predictedTTL, "kv-predicted-ttl", 0, "kv.predictedTTL and kv.predictedTTLKnownCapacity of the kv policies (0: the defaults; the simulated engines report their capacity, so the latter is in use, default 600s)")
 	fs.DurationVar(&o.balanceBound, "kv-balance-bound", -1, "router.kvCost.balanceBound of the kv policies (negative: the default; 0 disables)")
 	fs.IntVar(&o.clientMaxTok, "client-max-tokens", 0, "max_tokens every client sends (0: none); the engine still stops at the workload's output length")

@@ -224,6 +224,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.popularShare >= 0 {
 		po.PopularShare = &o.popularShare
 	}
+	if o.pressureWindow >= 0 {
+		po.PressureWindow = &o.pressureWindow
+	}
 	if o.prefillWeight >= 0 {
 		po.PrefillWeight = &o.prefillWeight
 	}

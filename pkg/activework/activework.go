@@ -56,6 +56,8 @@ type counter struct {
 
 	mu   sync.Mutex
 	refs map[uint64]int32 // prompt segments in flight (by last block hash) -> requests holding them
+
+	rate prefillRate
 }
 
 // segBlocks is the granularity of shared-block counting: prompt blocks are
@@ -142,6 +144,8 @@ type Tracker struct {
 	per   map[string]*counter
 	live  map[*Handle]struct{}
 	total atomic.Int64
+	// window is the prefill rate's averaging window in nanoseconds; 0: off.
+	window atomic.Int64
 }
 
 // New returns a Tracker that frees entries idle for longer than ttl (orphans
@@ -207,6 +211,9 @@ func (t *Tracker) Start(endpoint string, w Work, now time.Time) *Handle {
 	h.c.ctx.Add(h.ctx)
 	h.c.pending.Add(h.pending)
 	h.c.prefill.Add(h.prefill)
+	if w := time.Duration(t.window.Load()); w > 0 && h.prefill > 0 {
+		h.c.rate.add(h.prefill, now, w)
+	}
 	h.c.decode.Add(h.private)
 	h.c.reqs.Add(1)
 	t.total.Add(1)

@@ -35,15 +35,17 @@ type Options struct {
 	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
 	OverlapWeight float64
 	// CostModel, DecodeWeight, PrefillWeight, CommonHolders,
-	// HotPrefixRequests, PopularShare and BalanceBound, when set, override
-	// router.kvCost's model, decodeWeight, prefillWeight, commonHolders,
-	// hotPrefixRequests, popularShare and balanceBound in the kv policies.
+	// HotPrefixRequests, PopularShare, PressureWindow and BalanceBound, when
+	// set, override router.kvCost's model, decodeWeight, prefillWeight,
+	// commonHolders, hotPrefixRequests, popularShare, prefillPressureWindow
+	// and balanceBound in the kv policies.
 	CostModel         string
 	DecodeWeight      *float64
 	PrefillWeight     *float64
 	CommonHolders     *int
 	HotPrefixRequests *int
 	PopularShare      *float64
+	PressureWindow    *time.Duration
 	BalanceBound      *time.Duration
 	// QueuePolicy, when set, overrides admission.queuePolicy in the kv
 	// policies; KVQueueThreshold, when set, overrides admission.queueThreshold
@@ -103,6 +105,9 @@ func standard(name string, o Options) (Spec, bool) {
 			c.Router.KVCost.Model, c.Router.KVCost.DecodeWeight, c.Router.KVCost.PrefillWeight = o.CostModel, o.DecodeWeight, o.PrefillWeight
 			c.Router.KVCost.CommonHolders, c.Router.KVCost.HotPrefixRequests = o.CommonHolders, o.HotPrefixRequests
 			c.Router.KVCost.PopularShare = o.PopularShare
+			if o.PressureWindow != nil {
+				c.Router.KVCost.PrefillPressureWindow = &v1.Duration{Duration: *o.PressureWindow}
+			}
 			if o.BalanceBound != nil {
 				c.Router.KVCost.BalanceBound = &v1.Duration{Duration: *o.BalanceBound}
 			}

@@ -31,6 +31,12 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 		r.fillSharers(p, cands)
 	}
 	r.fillRates(cands)
+	if r.pressure {
+		now := r.deps.Now()
+		for i := range cands {
+			cands[i].PrefillRate = r.deps.Active.PrefillRate(cands[i].Key(), now)
+		}
+	}
 	if r.popular != nil {
 		r.popular.mark(p, cands, r.deps.Now())
 	}

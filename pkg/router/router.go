@@ -66,6 +66,7 @@ type Router struct {
 	bridge   bool                // kv.eventsBridge: claim routed prefixes on events-path endpoints until the first token
 	sharers  bool                // the scheduler reads Candidate.Sharers (router.kvCost.hotPrefixRequests)
 	popular  *popularity         // router.kvCost.popularShare's counts; nil when off or not the time model
+	pressure bool                // the scheduler reads Candidate.PrefillRate (router.kvCost.prefillPressureWindow)
 	tiers    kvindex.TierWeights // credit for host/disk-tier hits (events path only)
 	rates    *rates
 	// objectives is name → priority, swapped whole by SetObjectives (see objectives.go).
@@ -108,6 +109,12 @@ func New(cfg *v1.Config, d Deps) (*Router, error) {
 	}
 	if k := cfg.Router.KVCost; sched.PricesByTime() && k.PopularShare != nil && k.PopularWindow != nil {
 		r.popular = newPopularity(*k.PopularShare, k.PopularWindow.Duration)
+	}
+	if w := cfg.Router.KVCost.PrefillPressureWindow; sched.PricesByTime() && w != nil && w.Duration > 0 {
+		// The tracker sees every dispatch, peers' included, so it keeps the
+		// rate; it counts from here on.
+		d.Active.SetPrefillWindow(w.Duration)
+		r.pressure = true
 	}
 	r.initRates()
 	r.SetObjectives(cfg.Objectives)

@@ -50,6 +50,9 @@ type Prediction struct {
 	Running, ContextTokens int
 	// Own is the request's own prefill time, in seconds (part of TTFT).
 	Own float64
+	// Pressure is how much the prefills expected there stretch the
+	// request's own decode, in seconds (part of Decode; see prefillPressure).
+	Pressure float64
 }
 
 // Rates returns c's rates, the base ones when c has none learned.
@@ -95,8 +98,29 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	// kv's end-to-end p99 17.4 s without it, 14.9 s with it (least-queue's
 	// 14.8 s), as long prompts stop landing beside long decodes.
 	p.Stall = float64(p.Running) * p.Own
-	p.Decode += p.Stall
+	p.Pressure = prefillPressure(rt, c.PrefillRate, rt.OutputTokens*rt.Step(p.Running+1, p.ContextTokens+r.PromptTokens))
+	p.Decode += p.Stall + p.Pressure
 	return p
+}
+
+// maxPressure caps the share of an endpoint's time its prefills are taken
+// to fill: past it the rate says the endpoint is saturated, not how long.
+const maxPressure = 0.9
+
+// prefillPressure is how much the prefills coming to an endpoint at
+// tokensPerSec stretch a decode of decode seconds there. Chunked prefill
+// runs them in the decode's steps: if they take a share rho of the
+// endpoint's time, the decode gets 1-rho of it and lasts decode/(1-rho).
+// This is the other side of the stall a request's own prefill puts on the
+// running batch: with the stall alone, cold prompts go where few requests
+// run, and the requests that come there next to decode share their steps
+// with those prompts' successors.
+func prefillPressure(rt costmodel.Rates, tokensPerSec, decode float64) float64 {
+	if tokensPerSec <= 0 || rt.PrefillTokensPerSec <= 0 {
+		return 0
+	}
+	rho := min(tokensPerSec/rt.PrefillTokensPerSec, maxPressure)
+	return decode * rho / (1 - rho)
 }
 
 // Cost is r's time cost on c in seconds, where common blocks of r are held

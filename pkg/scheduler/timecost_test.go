@@ -411,3 +411,46 @@ func TestPopularCopyPricedAsHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefillPressureHandChecked: 1,000 prefill tokens/s, 10 ms steps, 100
+// output tokens, nothing running: the decode lasts 1 s. Prefills arriving
+// at 500 tokens/s take half the endpoint's time and stretch it by 1 s; at
+// 250, by 1/3 s; past 900 the share is capped at 0.9 (9 s).
+func TestPrefillPressureHandChecked(t *testing.T) {
+	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, OutputTokens: 100}, DecodeWeight: 1}
+	r := Request{PromptTokens: 10, BlockSize: 16}
+	for _, c := range []struct{ rate, want float64 }{{0, 0}, {250, 1.0 / 3}, {500, 1}, {900, 9}, {5000, 9}} {
+		cand := fleet(t, cand{})[0]
+		cand.PrefillRate = c.rate
+		p := tc.Predict(&r, &cand)
+		if math.Abs(p.Pressure-c.want) > 1e-9 || math.Abs(p.Decode-p.Stall-p.Pressure) > 1e-9 {
+			t.Errorf("rate %v: pressure %v (decode %v, stall %v), want %v", c.rate, p.Pressure, p.Decode, p.Stall, c.want)
+		}
+	}
+}
+
+// TestPrefillPressureSteersDecodes: two idle endpoints, the first taking
+// 8,000 cold prompt tokens a second; a request with nothing cached goes to
+// the second. The same request with a 6,000-token prefix cached on the
+// first stays there: recomputing it costs more than the slower decode.
+func TestPrefillPressureSteersDecodes(t *testing.T) {
+	s := mustNew(t, router(v1.ModeKV))
+	r := Request{PromptTokens: 7200, Blocks: 450, BlockSize: 16}
+	for _, tc := range []struct {
+		cached int
+		want   string
+	}{{0, "10.0.0.2:8000"}, {375, "10.0.0.1:8000"}} {
+		cands := fleet(t, cand{cached: tc.cached, total: 19000}, cand{total: 19000})
+		cands[0].PrefillRate = 8000
+		got, _, err := s.Schedule(&r, cands)
+		if err != nil || got[0].Key() != tc.want {
+			t.Errorf("cached %d blocks on the busy one: chose %v (err %v), want %s", tc.cached, keys(got), err, tc.want)
+		}
+	}
+	// Without the rate the two cost the same: the choice above is the pressure's.
+	tcost := kvCostFor(router(v1.ModeKV).KVCost).(costScorer).t
+	cands := fleet(t, cand{total: 19000}, cand{total: 19000})
+	if a, b := tcost.Cost(&r, &cands[0], 0), tcost.Cost(&r, &cands[1], 0); a != b {
+		t.Fatalf("idle endpoints cost %v and %v without prefill pressure", a, b)
+	}
+}

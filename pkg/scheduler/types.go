@@ -64,6 +64,10 @@ type Candidate struct {
 	// there (pins times the pool's running requests per pin).
 	Sessions       int
 	SessionRunning float64
+	// PrefillRate is the uncached prompt tokens per second recently
+	// dispatched there (router.kvCost.prefillPressureWindow; 0 when off):
+	// the prefills a request decoding there will share its steps with.
+	PrefillRate float64
 }
 
 // Key is the candidate's "ip:port".
