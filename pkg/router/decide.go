@@ -250,6 +250,9 @@ func (r *Router) publishActive(endpoint string) {
 	telemetry.ActiveDecodeBlocks.WithLabelValues(endpoint).Set(float64(c.DecodeBlocks))
 	telemetry.ActiveRequests.WithLabelValues(endpoint).Set(float64(c.Requests))
 	telemetry.CompatWorkerLoad(endpoint, c.PrefillTokens, c.DecodeBlocks)
+	if r.pressure {
+		telemetry.PrefillPressure.WithLabelValues(endpoint).Set(r.deps.Active.PrefillRate(endpoint, r.deps.Now()))
+	}
 }
 
 // cachedBlocksOn reports how many of p's leading blocks endpoint holds per the index.

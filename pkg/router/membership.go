@@ -41,7 +41,7 @@ func (r *Router) watchMembership() {
 				r.rates.learner.Forget(key)
 				r.forgetPath(key)
 				telemetry.CompatForgetWorker(key)
-				for _, g := range []*prometheus.GaugeVec{telemetry.ActivePrefillTokens, telemetry.ActiveDecodeBlocks, telemetry.ActiveRequests} {
+				for _, g := range []*prometheus.GaugeVec{telemetry.ActivePrefillTokens, telemetry.ActiveDecodeBlocks, telemetry.ActiveRequests, telemetry.PrefillPressure} {
 					g.DeleteLabelValues(key)
 				}
 			}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 // The prefill pressure through the router: a cold prompt's tokens count on
@@ -45,6 +48,9 @@ func TestPrefillPressureThroughTheRouter(t *testing.T) {
 					first = ep
 					if rate := f.active.PrefillRate(ep, f.clock()); (rate > 0) != tc.keeps {
 						t.Fatalf("prefill rate on %s %v after a cold prompt; want it kept: %v", ep, rate, tc.keeps)
+					}
+					if g := promtest.ToFloat64(telemetry.PrefillPressure.WithLabelValues(ep)); tc.keeps && g <= 0 {
+						t.Fatalf("kvpick_endpoint_prefill_pressure_tokens_per_second{%s} = %v after a cold prompt", ep, g)
 					}
 				} else if tc.keeps && ep == first {
 					t.Fatalf("the second cold prompt went to %s as the first did; want the other endpoint", ep)

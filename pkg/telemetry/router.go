@@ -19,6 +19,12 @@ var (
 		Namespace: Namespace, Name: "endpoint_active_requests",
 		Help: "Requests routed to the endpoint and not yet finished, as accounted by this picker.",
 	}, []string{"endpoint"}))
+	// PrefillPressure is, per endpoint, the uncached prompt tokens per second
+	// recently dispatched there (router.kvCost.prefillPressureWindow).
+	PrefillPressure = must(prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "endpoint_prefill_pressure_tokens_per_second",
+		Help: "Uncached prompt tokens per second dispatched to the endpoint (this picker's and its synced peers'), averaged over router.kvCost.prefillPressureWindow; the time model charges decodes there for them. Set at each dispatch and finish there.",
+	}, []string{"endpoint"}))
 	// KVHitRatio is the share of a request's prompt blocks the chosen endpoint already held (per the active index).
 	KVHitRatio = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "kv_hit_ratio",
