@@ -26,6 +26,17 @@ type popularity struct {
 // not enough, all of them (the rule then waits a window again).
 const maxPopularKeys = 1 << 16
 
+// popularMinRequests is the fewest requests (decayed) a prefix must have
+// drawn in the window to count as popular, whatever its share. A share
+// estimated from a handful of requests is noise: a replica of three sees a
+// third of the traffic, and with 150 prefixes at 15 req/s each drew about
+// two of its requests a window, so chance runs of six passed 0.15 and
+// three replicas copied prefixes nobody needed (routebench's shared-prefix,
+// three synced replicas, seed 1: p95 0.277 s without the rule, 0.334 s
+// with it, 0.288 s with this floor and prefill pressure). One picker sees
+// three times the requests and never reached the share by chance there.
+const popularMinRequests = 8
+
 // decayed is a count decaying exponentially since t.
 type decayed struct {
 	v float64
@@ -52,8 +63,8 @@ func newPopularity(share float64, window time.Duration) *popularity {
 
 // mark counts p once (its first look, whether at admission or at choice)
 // under the longest prefix the candidates hold, and sets p.Req.Popular when
-// that prefix drew at least share x one endpoint's worth of requests and
-// one candidate alone holds it. Only a count past the first window counts:
+// that prefix drew at least share x one endpoint's worth of requests (and
+// popularMinRequests) and one candidate alone holds it. Only a count past the first window counts:
 // a warm-up's first requests make every prefix look popular.
 func (pp *popularity) mark(p *Prepared, cands []scheduler.Candidate, now time.Time) {
 	p.Req.Popular = false
@@ -84,7 +95,7 @@ func (pp *popularity) mark(p *Prepared, cands []scheduler.Candidate, now time.Ti
 	warm := now.Sub(pp.start).Seconds() >= pp.window
 	v, total := d.at(now, pp.window), pp.total.at(now, pp.window)
 	pp.mu.Unlock()
-	if !warm || total <= 0 || v/total*float64(len(cands)) < pp.share {
+	if !warm || total <= 0 || v < popularMinRequests || v/total*float64(len(cands)) < pp.share {
 		return
 	}
 	holders := 0

@@ -64,6 +64,32 @@ func TestPopularPrefixMarked(t *testing.T) {
 	}
 }
 
+// A prefix with a large share of few requests is not popular: one picker
+// of three replicas, 5 requests a second, one in three for the prefix,
+// reaches the share at once but popularMinRequests only after a few seconds.
+func TestPopularNeedsEnoughRequests(t *testing.T) {
+	pp := newPopularity(0.15, time.Minute)
+	start := time.Unix(1000, 0)
+	pp.mark(&Prepared{Chain: []uint64{1 << 20}}, popularFleet(0), start) // the window starts
+	now := start.Add(2 * time.Minute)
+	popular := -1
+	for i := range 60 {
+		at := now.Add(time.Duration(i) * 200 * time.Millisecond)
+		if i%3 != 0 {
+			pp.mark(&Prepared{Chain: []uint64{uint64(i+2) << 20}}, popularFleet(0), at)
+			continue
+		}
+		p := popularReq(1)
+		pp.mark(p, popularFleet(1), at)
+		if p.Req.Popular && popular < 0 {
+			popular = i/3 + 1
+		}
+	}
+	if popular < popularMinRequests || popular > popularMinRequests+1 {
+		t.Errorf("prefix popular at its request %d, want at about %d (popularMinRequests)", popular, popularMinRequests)
+	}
+}
+
 // A request is counted once however many times it is looked at (admission,
 // then choice), and marking clears a flag left from an earlier look.
 func TestPopularCountsARequestOnce(t *testing.T) {
