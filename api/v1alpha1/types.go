@@ -170,8 +170,8 @@ type KVCost struct {
 	HotPrefixRequests *int `json:"hotPrefixRequests,omitempty"`
 	// PopularShare (time model; default 0.15; 0: off): a prefix that drew at
 	// least this share of one endpoint's worth of the pool's requests over
-	// popularWindow (its share of the requests times the endpoints) and is
-	// held by one endpoint only gets a second copy: an endpoint with no
+	// popularWindow (its share of the requests times the endpoints), and at
+	// least 8 requests, and is held by one endpoint only gets a second copy: an endpoint with no
 	// prefill queued is judged as if it held the prefix (but for the stall
 	// of its prefill on the running batch), so the request that goes there
 	// computes it. With few prefixes an endpoint, the first placement
