@@ -157,9 +157,7 @@ func New(ttl time.Duration, onChange func()) *Tracker {
 
 // Counts returns the active work on endpoint.
 func (t *Tracker) Counts(endpoint string) Counts {
-	t.mu.RLock()
-	c := t.per[endpoint]
-	t.mu.RUnlock()
+	c := t.lookup(endpoint)
 	if c == nil {
 		return Counts{}
 	}
@@ -170,10 +168,17 @@ func (t *Tracker) Counts(endpoint string) Counts {
 // InFlight is the number of requests in flight on all endpoints.
 func (t *Tracker) InFlight() int { return int(t.total.Load()) }
 
-func (t *Tracker) counter(endpoint string) *counter {
+// lookup is endpoint's counter, nil when none is kept (nothing dispatched
+// there since it was last forgotten).
+func (t *Tracker) lookup(endpoint string) *counter {
 	t.mu.RLock()
-	c := t.per[endpoint]
-	t.mu.RUnlock()
+	defer t.mu.RUnlock()
+	return t.per[endpoint]
+}
+
+// counter is endpoint's counter, made on first use.
+func (t *Tracker) counter(endpoint string) *counter {
+	c := t.lookup(endpoint)
 	if c != nil {
 		return c
 	}
@@ -288,9 +293,7 @@ func (t *Tracker) Sharers(endpoint string, chain []uint64, n int) int {
 	if s < 0 {
 		return 0
 	}
-	t.mu.RLock()
-	c := t.per[endpoint]
-	t.mu.RUnlock()
+	c := t.lookup(endpoint)
 	if c == nil {
 		return 0
 	}

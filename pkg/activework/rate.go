@@ -48,9 +48,7 @@ func (t *Tracker) PrefillRate(endpoint string, now time.Time) float64 {
 	if w <= 0 {
 		return 0
 	}
-	t.mu.RLock()
-	c := t.per[endpoint]
-	t.mu.RUnlock()
+	c := t.lookup(endpoint)
 	if c == nil {
 		return 0
 	}
