@@ -64,8 +64,9 @@ func newPopularity(share float64, window time.Duration) *popularity {
 // mark counts p once (its first look, whether at admission or at choice)
 // under the longest prefix the candidates hold, and sets p.Req.Popular when
 // that prefix drew at least share x one endpoint's worth of requests (and
-// popularMinRequests) and one candidate alone holds it. Only a count past the first window counts:
-// a warm-up's first requests make every prefix look popular.
+// popularMinRequests) and one candidate alone holds it. Only a count past
+// the first window counts: a warm-up's first requests make every prefix
+// look popular.
 func (pp *popularity) mark(p *Prepared, cands []scheduler.Candidate, now time.Time) {
 	p.Req.Popular = false
 	held := scheduler.LongestHeld(cands)
