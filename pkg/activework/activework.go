@@ -58,6 +58,9 @@ type counter struct {
 	refs map[uint64]int32 // prompt segments in flight (by last block hash) -> requests holding them
 
 	rate prefillRate
+	// dispatched is every uncached prompt token ever started here, so a
+	// request can tell whether prefill joined its steps (Handle.Joined).
+	dispatched atomic.Int64
 }
 
 // segBlocks is the granularity of shared-block counting: prompt blocks are
@@ -216,6 +219,7 @@ func (t *Tracker) Start(endpoint string, w Work, now time.Time) *Handle {
 	h.c.ctx.Add(h.ctx)
 	h.c.pending.Add(h.pending)
 	h.c.prefill.Add(h.prefill)
+	h.mark = h.c.dispatched.Add(h.prefill)
 	if w := time.Duration(t.window.Load()); w > 0 && h.prefill > 0 {
 		h.c.rate.add(h.prefill, now, w)
 	}

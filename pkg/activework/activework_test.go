@@ -307,3 +307,34 @@ func chain(prefix, n int, tag uint64) []uint64 {
 	}
 	return c
 }
+
+// TestJoined: a request sees the uncached tokens started on its endpoint
+// after it, by this picker (Start) or a peer (Add), and nothing started
+// before it or elsewhere; a fully cached request adds nothing.
+func TestJoined(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	tr := New(time.Minute, nil)
+	tr.Start("a", Work{PromptTokens: 4000, UncachedTokens: 4000}, t0)
+	first := tr.Start("a", Work{PromptTokens: 1000, UncachedTokens: 600}, t0)
+	if j := first.Joined(); j != 0 {
+		t.Fatalf("joined %d before anything came after it", j)
+	}
+	tr.Start("b", Work{PromptTokens: 3000, UncachedTokens: 3000}, t0) // elsewhere
+	tr.Start("a", Work{PromptTokens: 2000}, t0)                       // all cached
+	if j := first.Joined(); j != 0 {
+		t.Fatalf("joined %d from another endpoint's or a cached request", j)
+	}
+	second := tr.Start("a", Work{PromptTokens: 1500, UncachedTokens: 700}, t0)
+	tr.Add("a", Work{PromptTokens: 900, UncachedTokens: 900}, t0) // a peer's decision
+	if j := first.Joined(); j != 1600 {
+		t.Fatalf("joined %d, want 1,600 (700 here, 900 from a peer)", j)
+	}
+	if j := second.Joined(); j != 900 {
+		t.Fatalf("second joined %d, want 900", j)
+	}
+	first.PrefillDone(t0)
+	first.Free()
+	if j := first.Joined(); j != 1600 {
+		t.Fatalf("joined %d after its end, want it unchanged at 1,600", j)
+	}
+}

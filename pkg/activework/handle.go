@@ -14,6 +14,7 @@ type Handle struct {
 	endpoint string
 	w        Work
 	last     atomic.Int64
+	mark     int64 // counter.dispatched just after this request's own prefill
 
 	mu      sync.Mutex
 	prefill int64 // still counted as prefill
@@ -31,6 +32,11 @@ func (h *Handle) privateBlocks(output int) int64 {
 
 // Endpoint is where the request was sent.
 func (h *Handle) Endpoint() string { return h.endpoint }
+
+// Joined is the uncached prompt tokens started on the endpoint since this
+// request (by this picker or, through replica sync, its peers): prefill
+// that may have shared its engine steps.
+func (h *Handle) Joined() int64 { return h.c.dispatched.Load() - h.mark }
 
 // PrefillDone moves the request out of the prefill count (its first token came).
 func (h *Handle) PrefillDone(now time.Time) {

@@ -147,3 +147,33 @@ func TestQueuedObservationsDoNotTeachTheRate(t *testing.T) {
 		t.Fatalf("queued observations moved the rate to %.0f", got)
 	}
 }
+
+// TestJoinedObservationsDoNotTeachTheRate: prefill dispatched after a
+// request and before its first token may have shared its steps, so its time
+// says nothing about the request's own prefill; a request alone does teach.
+func TestJoinedObservationsDoNotTeachTheRate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		joined int64
+		moves  bool
+	}{
+		{"alone", 0, true},
+		{"joined by one token", 1, false},
+		{"joined by a long prompt", 12000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewLearner(base(), 0.5, "t", logr.Discard(), nil)
+			// three times the configured time: a short prompt whose step also ran another's prefill
+			o := TTFT{PromptTokens: 1000, StepSeconds: 0.01, JoinedTokens: tc.joined}
+			r := base()
+			o.Observed = 0.01 + 3*r.PrefillWork(0, o.PromptTokens)/15928
+			for range 20 {
+				l.ObserveTTFT("e", o)
+			}
+			got := l.Rates("e").PrefillTokensPerSec
+			if moved := got < 0.9*15928; moved != tc.moves {
+				t.Fatalf("rate %.0f tokens/s after 20 observations; want moved=%v", got, tc.moves)
+			}
+		})
+	}
+}

@@ -53,6 +53,7 @@ type expectation struct {
 	lastAt   time.Time
 	lastN    int
 	ttft     float64
+	joined   int64 // uncached tokens started on the endpoint between dispatch and first token
 }
 
 // expect records what the time model predicts for p on its chosen primary.
@@ -67,6 +68,7 @@ func (d *Decision) learnFirst(now time.Time) {
 	if e := d.expect; e != nil && e.first.IsZero() {
 		e.first, e.lastAt = now, now
 		e.ttft = now.Sub(e.sent).Seconds()
+		e.joined = d.handle.Joined()
 	}
 }
 
@@ -95,7 +97,7 @@ func (d *Decision) learnUsage(prompt, cached, completion int) {
 	l := d.r.rates.learner
 	if e.ttft > 0 { // a timed first token (not one seen only at a non-streamed response's end)
 		l.ObserveTTFT(d.handle.Endpoint(), costmodel.TTFT{Observed: e.ttft, Predicted: e.pred.TTFT,
-			QueuedTokens: e.pred.QueuedTokens, PromptTokens: prompt, CachedTokens: cached, StepSeconds: e.pred.StepSeconds})
+			QueuedTokens: e.pred.QueuedTokens, PromptTokens: prompt, CachedTokens: cached, StepSeconds: e.pred.StepSeconds, JoinedTokens: e.joined})
 	}
 	l.ObserveOutput(completion)
 }

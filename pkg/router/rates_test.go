@@ -122,3 +122,42 @@ func (f *fixture) decide(t *testing.T, prompt string) *Decision {
 	}
 	return d
 }
+
+// TestRequestsDispatchedTogetherTeachNoPrefillRate: requests sent to one
+// endpoint in the same instant share their engine steps, so the first one's
+// first token waits out the others' prefill too. Learning from it taught
+// an endpoint of routebench's conversation trace a rate 3x too slow; the
+// lifecycle must pass on what joined, and such a request teaches nothing.
+// The last of each group, alone from then on, still teaches.
+func TestRequestsDispatchedTogetherTeachNoPrefillRate(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	const prompt = 2000
+	step := func(n float64) time.Duration { // the engine computing n prompts' worth in one go
+		return time.Duration((0.02 + n*prompt/15928) * float64(time.Second))
+	}
+	for i := range 100 {
+		a := f.decide(t, words("a", 1000+i))
+		b := f.decide(t, words("b", 1000+i))
+		f.advance(step(2)) // both first tokens after both prefills
+		a.FirstToken()
+		b.FirstToken()
+		for _, d := range []*Decision{a, b} {
+			d.Usage(request.Usage{PromptTokens: prompt, CompletionTokens: 50})
+			d.Done(nil)
+		}
+	}
+	ep := f.set.Snapshot().List[0].Key()
+	if got := f.r.Learner().Rates(ep).PrefillTokensPerSec; got < 0.8*15928 {
+		t.Fatalf("learned %.0f tokens/s from requests whose steps ran another's prefill, want near 15,928", got)
+	}
+	for i := range 100 { // now alone, at half the configured rate
+		d := f.decide(t, words("c", 1000+i))
+		f.advance(step(2))
+		d.FirstToken()
+		d.Usage(request.Usage{PromptTokens: prompt, CompletionTokens: 50})
+		d.Done(nil)
+	}
+	if got := f.r.Learner().Rates(ep).PrefillTokensPerSec; got > 0.75*15928 {
+		t.Fatalf("learned %.0f tokens/s from requests alone at half the rate, want well under 15,928", got)
+	}
+}
