@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/pkg/telemetry"
 )
 
 func base() Rates {
@@ -151,28 +153,49 @@ func TestQueuedObservationsDoNotTeachTheRate(t *testing.T) {
 // TestJoinedObservationsDoNotTeachTheRate: prefill dispatched after a
 // request and before its first token may have shared its steps, so its time
 // says nothing about the request's own prefill; a request alone does teach.
+// The observations counter says which it was, per endpoint.
 func TestJoinedObservationsDoNotTeachTheRate(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		joined int64
-		moves  bool
+		name    string
+		queued  int
+		joined  int64
+		cached  int
+		moves   bool
+		outcome string
 	}{
-		{"alone", 0, true},
-		{"joined by one token", 1, false},
-		{"joined by a long prompt", 12000, false},
+		{"alone", 0, 0, 0, true, "learned"},
+		{"joined by one token", 0, 1, 0, false, "joined"},
+		{"joined by a long prompt", 0, 12000, 0, false, "joined"},
+		{"queued and joined", 3000, 500, 0, false, "queued"},
+		{"all cached", 0, 0, 1000, false, "cached"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			ep := "e-" + tc.name
+			series := func() int {
+				return testutil.CollectAndCount(telemetry.CostPrefillObservations, "kvpick_costmodel_prefill_observations_total")
+			}
+			before := series()
 			l := NewLearner(base(), 0.5, "t", logr.Discard(), nil)
 			// three times the configured time: a short prompt whose step also ran another's prefill
-			o := TTFT{PromptTokens: 1000, StepSeconds: 0.01, JoinedTokens: tc.joined}
+			o := TTFT{PromptTokens: 1000, CachedTokens: tc.cached, StepSeconds: 0.01, QueuedTokens: tc.queued, JoinedTokens: tc.joined}
 			r := base()
-			o.Observed = 0.01 + 3*r.PrefillWork(0, o.PromptTokens)/15928
+			o.Observed = 0.01 + 3*r.PrefillWork(0, o.PromptTokens+o.QueuedTokens)/15928
 			for range 20 {
-				l.ObserveTTFT("e", o)
+				l.ObserveTTFT(ep, o)
 			}
-			got := l.Rates("e").PrefillTokensPerSec
+			got := l.Rates(ep).PrefillTokensPerSec
 			if moved := got < 0.9*15928; moved != tc.moves {
 				t.Fatalf("rate %.0f tokens/s after 20 observations; want moved=%v", got, tc.moves)
+			}
+			if n := testutil.ToFloat64(telemetry.CostPrefillObservations.WithLabelValues(ep, tc.outcome)); n != 20 {
+				t.Fatalf("%s observations counted %v, want 20", tc.outcome, n)
+			}
+			if n := series(); n != before+1 {
+				t.Fatalf("%d observation series, want %d: one outcome for this endpoint", n, before+1)
+			}
+			l.Forget(ep)
+			if n := series(); n != before {
+				t.Fatalf("%d observation series after the endpoint was forgotten, want %d", n, before)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kvpick/kvpick/pkg/telemetry"
 )
@@ -177,7 +178,9 @@ func (l *Learner) ObserveTTFT(endpoint string, o TTFT) {
 	work := float64(o.QueuedTokens) + r.PrefillWork(o.CachedTokens, o.PromptTokens-o.CachedTokens)
 	predicted := work / rate
 	observed := max(o.Observed-o.StepSeconds, predicted/4) // all step time: prefill was at least this fast
-	if predicted > 0 && alone {
+	out := outcome(o, predicted)
+	telemetry.CostPrefillObservations.WithLabelValues(endpoint, out).Inc()
+	if out == "learned" {
 		old := e.prefillLog
 		e.prefillLog = clamp(e.prefillLog+l.alpha*clamp(math.Log(observed/predicted), maxStepLog), maxScaleLog)
 		l.learnedScales.prefill += e.prefillLog - old
@@ -188,6 +191,20 @@ func (l *Learner) ObserveTTFT(endpoint string, o TTFT) {
 	e.n++
 	telemetry.CostPrefillRate.WithLabelValues(endpoint).Set(l.base.PrefillTokensPerSec / math.Exp(e.prefillLog))
 	l.warnIfOff(endpoint, e)
+}
+
+// outcome is what the prefill rate makes of o, whose own prefill was
+// predicted to take predicted seconds (CostPrefillObservations).
+func outcome(o TTFT, predicted float64) string {
+	switch {
+	case o.QueuedTokens > 0:
+		return "queued"
+	case o.JoinedTokens > 0:
+		return "joined"
+	case predicted <= 0:
+		return "cached" // nothing to compute: no rate to learn
+	}
+	return "learned"
 }
 
 // warnIfOff logs, at most once a minute per endpoint, when predictions have
@@ -258,6 +275,7 @@ func (l *Learner) Forget(endpoint string) {
 	}
 	delete(l.eps, endpoint)
 	telemetry.CostPrefillRate.DeleteLabelValues(endpoint)
+	telemetry.CostPrefillObservations.DeletePartialMatch(prometheus.Labels{"endpoint": endpoint})
 	telemetry.CostDecodeStep.DeleteLabelValues(endpoint)
 }
 
