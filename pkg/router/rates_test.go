@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -159,5 +160,37 @@ func TestRequestsDispatchedTogetherTeachNoPrefillRate(t *testing.T) {
 	}
 	if got := f.r.Learner().Rates(ep).PrefillTokensPerSec; got > 0.75*15928 {
 		t.Fatalf("learned %.0f tokens/s from requests alone at half the rate, want well under 15,928", got)
+	}
+}
+
+// TestInterTokenTimesTeachAgainstTheBatchNow: a request's inter-token times
+// are judged against the batch running when they come, not the one it
+// joined. Eight long requests start together, seven finish, and the last
+// streams at exactly the configured step time of a batch of one: the
+// learned step scale stays at 1, where judged against the batch at its
+// dispatch (eight requests, their contexts) it fell to 0.74.
+func TestInterTokenTimesTeachAgainstTheBatchNow(t *testing.T) {
+	f := newFixture(t, 1, nil)
+	var ds []*Decision
+	for i := range 8 {
+		d := f.decide(t, words(fmt.Sprintf("p%d-", i), 8000))
+		d.Commit()
+		d.FirstToken()
+		ds = append(ds, d)
+	}
+	for _, d := range ds[:7] {
+		d.Done(nil)
+	}
+	last, ep := ds[7], ds[7].Endpoints()[0]
+	base := f.r.rates.model.Base
+	for n := itlWindow; n <= 40*itlWindow; n += itlWindow {
+		c := f.active.Counts(ep)
+		f.advance(time.Duration(itlWindow * base.Step(c.Requests, c.ContextTokens) * float64(time.Second)))
+		last.Progress(n)
+	}
+	last.Done(nil)
+	scale := f.r.Learner().Rates(ep).StepOverhead / base.StepOverhead
+	if math.Abs(scale-1) > 0.03 {
+		t.Fatalf("learned step scale %.3f from steps at exactly the configured rates, want 1", scale)
 	}
 }

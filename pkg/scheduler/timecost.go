@@ -71,11 +71,8 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	rt := t.Rates(c)
 	cached := c.CachedTokens(r)
 	uncached := r.PromptTokens - cached
-	p := Prediction{QueuedTokens: c.Active.PrefillTokens, Running: c.Active.Requests, ContextTokens: c.Active.ContextTokens}
-	if c.Load.Fresh {
-		p.Running = max(p.Running, c.Load.Running)
-		p.ContextTokens = max(p.ContextTokens, externalBlocks(c)*max(r.BlockSize, 1))
-	}
+	p := Prediction{QueuedTokens: c.Active.PrefillTokens}
+	p.Running, p.ContextTokens = Batch(c, r.BlockSize)
 	if r.NewSession {
 		sessionCrowd(&p, c.SessionRunning, r.PromptTokens)
 	}
@@ -101,6 +98,19 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	p.Pressure = prefillPressure(rt, c.PrefillRate, rt.OutputTokens*rt.Step(p.Running+1, p.ContextTokens+r.PromptTokens))
 	p.Decode += p.Stall + p.Pressure
 	return p
+}
+
+// Batch is the decode batch running on c: the larger of this picker's
+// in-flight requests and the engine's scraped running count, holding the
+// larger of their context and the engine's reported KV usage in blocks of
+// blockSize tokens (traffic from elsewhere).
+func Batch(c *Candidate, blockSize int) (running, contextTokens int) {
+	running, contextTokens = c.Active.Requests, c.Active.ContextTokens
+	if c.Load.Fresh {
+		running = max(running, c.Load.Running)
+		contextTokens = max(contextTokens, externalBlocks(c)*max(blockSize, 1))
+	}
+	return running, contextTokens
 }
 
 // maxPressure caps the share of an endpoint's time its prefills are taken
