@@ -2,7 +2,7 @@
 // reports `make grid` (hack/grid.sh) leaves in a folder: NAME/seed-N/SCENARIO.json
 // for each workload NAME the grid runs. Usage:
 //
-//	gridtables [-dir out/grid] [-table all|wide|versus|seeds|means|e2e|counts|misses|paired]
+//	gridtables [-dir out/grid] [-table all|wide|versus|seeds|means|e2e|counts|misses|paired|rivals]
 //	gridtables -dir out/jitter -table jitter
 //
 // "Near best" is the issue's test: kv's TTFT percentile at most 2 % above the
@@ -19,7 +19,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", "out/grid", "the grid's output folder (hack/grid.sh's OUT)")
-	table := flag.String("table", "all", "which table: all, wide, versus, seeds, means, e2e, counts, misses, paired; or jitter, for hack/jitter-grid.sh's folder of replays")
+	table := flag.String("table", "all", "which table: all, wide, versus, seeds, means, e2e, counts, misses, paired, rivals; or jitter, for hack/jitter-grid.sh's folder of replays")
 	flag.Parse()
 	if err := run(os.Stdout, *dir, *table); err != nil {
 		fmt.Fprintln(os.Stderr, "gridtables:", err)
@@ -42,10 +42,10 @@ func run(w io.Writer, dir, table string) error {
 	}
 	tables := map[string]func(io.Writer, *grid){
 		"wide": wide, "versus": versus, "seeds": firstSeeds, "means": means, "e2e": endToEnd,
-		"counts": counts, "misses": misses, "paired": paired,
+		"counts": counts, "misses": misses, "paired": paired, "rivals": rivals,
 	}
 	if table == "all" {
-		for _, name := range []string{"wide", "versus", "seeds", "means", "e2e", "counts", "misses", "paired"} {
+		for _, name := range []string{"wide", "versus", "seeds", "means", "e2e", "counts", "misses", "paired", "rivals"} {
 			fmt.Fprintf(w, "<!-- %s -->\n", name)
 			tables[name](w, g)
 			fmt.Fprintln(w)
@@ -54,7 +54,7 @@ func run(w io.Writer, dir, table string) error {
 	}
 	f, ok := tables[table]
 	if !ok {
-		return fmt.Errorf("unknown -table %q (want all, wide, versus, seeds, means, e2e, counts, misses, paired or jitter)", table)
+		return fmt.Errorf("unknown -table %q (want all, wide, versus, seeds, means, e2e, counts, misses, paired, rivals or jitter)", table)
 	}
 	f(w, g)
 	return nil
