@@ -224,7 +224,7 @@ func TestRivals(t *testing.T) {
 			// and at seed 2 against the non-kv ones; each rival passes at its
 			// own two low seeds and seed 4.
 			"| brief | 1 / 3 | 3 (kv-observed); 2 (round-robin) | 4 / 4 | 4 (kv-observed); 4 (round-robin) |",
-			"a non-kv policy passes the test at more seeds than kv in 1 cells; any other policy in 1 cell: brief p95: kv-observed 3, kv 1\n"},
+			"a non-kv policy passes the test at more seeds than kv in 1 cell; any other policy in 1 cell: brief p95: kv-observed 3, kv 1\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,14 +79,18 @@ func rivals(w io.Writer, g *grid) {
 		}
 		row(w, cells...)
 	}
-	fmt.Fprintf(w, "\nseeds %v (%d): a non-kv policy passes the test at more seeds than kv in %d cells; ", g.seeds, len(g.seeds), nonKVAhead)
+	fmt.Fprintf(w, "\nseeds %v (%d): a non-kv policy passes the test at more seeds than kv in %s; ", g.seeds, len(g.seeds), cellCount(nonKVAhead))
 	if len(ahead) == 0 {
 		fmt.Fprintln(w, "no policy does in any cell")
 		return
 	}
-	cells := "cells"
-	if len(ahead) == 1 {
-		cells = "cell"
+	fmt.Fprintf(w, "any other policy in %s: %s\n", cellCount(len(ahead)), strings.Join(ahead, "; "))
+}
+
+// cellCount is n cells, in words that agree with n.
+func cellCount(n int) string {
+	if n == 1 {
+		return "1 cell"
 	}
-	fmt.Fprintf(w, "any other policy in %d %s: %s\n", len(ahead), cells, strings.Join(ahead, "; "))
+	return fmt.Sprintf("%d cells", n)
 }
