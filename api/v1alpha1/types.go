@@ -131,9 +131,11 @@ type KVCost struct {
 	// PrefillWeight counts the request's own prefill time once more in the
 	// time model (default 1.0): the GPU time it takes delays every request
 	// that arrives behind it at that endpoint, which its own TTFT misses.
-	// Higher keeps prefixes where they are cached (fewer recomputations);
-	// 0 judges by this request's TTFT alone and moves prefixes more. A
-	// session's first request counts it once whatever the weight: its
+	// Higher keeps prefixes where they are cached (fewer recomputations),
+	// at the price of balance where prompts share little (routebench over
+	// 30 seeds at 2: shared-prefix p95 1.5 % lower, the Mooncake trace's
+	// end-to-end p99 3.7 % higher); 0 judges by this request's TTFT alone
+	// and moves prefixes more. A session's first request counts it once whatever the weight: its
 	// later turns follow it, so their load, not a one-off cache saving,
 	// is what its placement decides.
 	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
