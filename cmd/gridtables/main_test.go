@@ -205,16 +205,18 @@ func TestPaired(t *testing.T) {
 // passes everywhere).
 func TestRivals(t *testing.T) {
 	level := map[string]figures{"kv": {1, 2}, "kv-observed": {1, 2}, "round-robin": {1, 2}}
+	kvOnly := map[string]figures{"kv": {1, 2}, "kv-observed": {1, 2}}
 	tests := []struct {
 		name  string
+		base  map[string]figures // every workload but the first
 		first map[int]map[string]figures
 		line  string // the brief's row
 		tail  string // the summary line's end
 	}{
-		{"level everywhere", map[int]map[string]figures{1: level, 2: level, 3: level, 4: level},
+		{"level everywhere", level, map[int]map[string]figures{1: level, 2: level, 3: level, 4: level},
 			"| brief | 4 / 4 | 4 (kv-observed); 4 (round-robin) | 4 / 4 | 4 (kv-observed); 4 (round-robin) |",
 			"a non-kv policy passes the test at more seeds than kv in 0 cells; no policy does in any cell\n"},
-		{"lowest of two level rivals", map[int]map[string]figures{
+		{"lowest of two level rivals", level, map[int]map[string]figures{
 			// kv 1.00 throughout; round-robin and kv-observed take turns 3 % below it.
 			1: {"kv": {1, 2}, "kv-observed": {0.97, 2}, "round-robin": {1.03, 2}},
 			2: {"kv": {1, 2}, "kv-observed": {1.03, 2}, "round-robin": {0.97, 2}},
@@ -222,13 +224,17 @@ func TestRivals(t *testing.T) {
 			4: {"kv": {1, 2}, "kv-observed": {1, 2}, "round-robin": {1, 2}}},
 			// kv fails at seeds 1-3 (3 % above the lowest) against every policy,
 			// and at seed 2 against the non-kv ones; each rival passes at its
-			// own two low seeds and seed 4.
+			// own low seeds and seed 4.
 			"| brief | 1 / 3 | 3 (kv-observed); 2 (round-robin) | 4 / 4 | 4 (kv-observed); 4 (round-robin) |",
 			"a non-kv policy passes the test at more seeds than kv in 1 cell; any other policy in 1 cell: brief p95: kv-observed 3, kv 1\n"},
+		{"no non-kv policy", kvOnly, map[int]map[string]figures{1: kvOnly, 2: kvOnly, 3: kvOnly, 4: kvOnly},
+			// no rival to be near counts as not near, as in the counts table
+			"| brief | 4 / 0 | 4 (kv-observed); none | 4 / 0 | 4 (kv-observed); none |",
+			"a non-kv policy passes the test at more seeds than kv in 0 cells; no policy does in any cell\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := output(t, writeGridBySeed(t, []int{1, 2, 3, 4}, level, tc.first), "rivals")
+			got := output(t, writeGridBySeed(t, []int{1, 2, 3, 4}, tc.base, tc.first), "rivals")
 			if !strings.Contains(got, tc.line) || !strings.HasSuffix(got, tc.tail) {
 				t.Fatalf("rivals table:\n%s\nwant the row %q and the end %q", got, tc.line, tc.tail)
 			}

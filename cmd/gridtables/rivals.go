@@ -70,8 +70,7 @@ func rivals(w io.Writer, g *grid) {
 			all, nonKV := g.passes(i, "kv", m.f, anyPolicy), g.passes(i, "kv", m.f, notKVVariant)
 			other, most := g.mostPasses(i, m.f, anyPolicy)
 			rival, rivalMost := g.mostPasses(i, m.f, notKVVariant)
-			cells = append(cells, fmt.Sprintf("%d / %d", all, nonKV),
-				fmt.Sprintf("%d (%s); %d (%s)", most, other, rivalMost, rival))
+			cells = append(cells, fmt.Sprintf("%d / %d", all, nonKV), passCount(other, most)+"; "+passCount(rival, rivalMost))
 			if most > all {
 				ahead = append(ahead, fmt.Sprintf("%s %s: %s %d, kv %d", wl.short, m.name, other, most, all))
 			}
@@ -85,6 +84,14 @@ func rivals(w io.Writer, g *grid) {
 		return
 	}
 	fmt.Fprintf(w, "any other policy in %s: %s\n", cellCount(len(ahead)), strings.Join(ahead, "; "))
+}
+
+// passCount is "n (policy)", or "none" where the grid has no such policy.
+func passCount(policy string, n int) string {
+	if policy == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%d (%s)", n, policy)
 }
 
 // cellCount is n cells, in words that agree with n.
