@@ -135,9 +135,9 @@ type KVCost struct {
 	// at the price of balance where prompts share little (routebench over
 	// 30 seeds at 2: shared-prefix p95 1.5 % lower, the Mooncake trace's
 	// end-to-end p99 3.7 % higher); 0 judges by this request's TTFT alone
-	// and moves prefixes more. A session's first request counts it once whatever the weight: its
-	// later turns follow it, so their load, not a one-off cache saving,
-	// is what its placement decides.
+	// and moves prefixes more. A session's first request counts it once
+	// whatever the weight: its later turns follow it, so their load, not a
+	// one-off cache saving, is what its placement decides.
 	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
 	// DecodeWeight scales the time model's decode term (default 0.2; a
 	// session's first request carries its later requests' decode, as they
@@ -173,15 +173,15 @@ type KVCost struct {
 	// PopularShare (time model; default 0.15; 0: off): a prefix that drew at
 	// least this share of one endpoint's worth of the pool's requests over
 	// popularWindow (its share of the requests times the endpoints), and at
-	// least 8 requests, and is held by one endpoint only gets a second copy: an endpoint with no
-	// prefill queued is judged as if it held the prefix (but for the stall
-	// of its prefill on the running batch), so the request that goes there
-	// computes it. With few prefixes an endpoint, the first placement
-	// otherwise fixes each endpoint's load for good, and a busy holder's
-	// requests have nowhere else to go (routebench, 40 prefixes at 20 req/s,
-	// seeds 1-9: kv's p95 0.259 to 0.233 s, end-to-end p99 4.05 to 3.97 s).
-	// Lower copies less popular prefixes, at the
-	// price of one uncached prefill each (at 0.15 with no warm-up window,
+	// least 8 requests, and is held by one endpoint only gets a second
+	// copy: an endpoint with no prefill queued is judged as if it held the
+	// prefix (but for the stall of its prefill on the running batch), so
+	// the request that goes there computes it. With few prefixes an
+	// endpoint, the first placement otherwise fixes each endpoint's load for
+	// good, and a busy holder's requests have nowhere else to go
+	// (routebench, 40 prefixes at 20 req/s, seeds 1-9: kv's p95 0.259 to
+	// 0.233 s, end-to-end p99 4.05 to 3.97 s). Lower copies less popular
+	// prefixes, at the price of one uncached prefill each (at 0.15 with no warm-up window,
 	// shared-prefix's p95 at 15 req/s rose 4.5 %: its 150 prefixes draw 0.05
 	// each); higher leaves hot prefixes on one endpoint.
 	PopularShare *float64 `json:"popularShare,omitempty"`

@@ -18,7 +18,7 @@ var (
 	// by what the prefill rate made of them.
 	CostPrefillObservations = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "costmodel_prefill_observations_total",
-		Help: "Timed first tokens with the engine's usage report, by outcome: learned (the prefill rate moved), queued (prefill was queued ahead at dispatch) joined (prefill was dispatched there before the first token, sharing its steps) or cached (nothing to compute); only learned ones teach the rate.",
+		Help: "Timed first tokens with the engine's usage report, by outcome: learned (the prefill rate moved), queued (prefill was queued ahead at dispatch), joined (prefill was dispatched there before the first token, sharing its steps) or cached (nothing to compute); only learned ones teach the rate.",
 	}, []string{"endpoint", "outcome"}))
 	// CostTTFTError is observed minus predicted time to first token.
 	CostTTFTError = must(prometheus.NewHistogramVec(prometheus.HistogramOpts{
