@@ -184,8 +184,9 @@ type KVCost struct {
 	// prefixes, at the price of one uncached prefill each (at 0.15 with no warm-up window,
 	// shared-prefix's p95 at 15 req/s rose 4.5 %: its 150 prefixes draw 0.05
 	// each; where first computations are about 1 % of the requests the
-	// copies fill the p99: 45 prefixes of 2,000 tokens, p99 +48 % against
-	// SGLang's older defaults); higher leaves hot prefixes on one endpoint.
+	// copies fill the p99 of a short run: 45 prefixes of 2,000 tokens over
+	// 200 s, p99 +48 % against SGLang's older defaults, where four times as
+	// long gives -21 %); higher leaves hot prefixes on one endpoint.
 	PopularShare *float64 `json:"popularShare,omitempty"`
 	// PopularWindow is the time constant of popularShare's request counts
 	// (default 60s), and nothing counts as popular before the picker has
