@@ -50,6 +50,9 @@ func (k *KVCost) setTimeDefaults() {
 	if k.HotPrefixRequests == nil {
 		k.HotPrefixRequests = ptr(3)
 	}
+	if k.SessionLoad == nil {
+		k.SessionLoad = ptr(true)
+	}
 	if k.PopularShare == nil {
 		k.PopularShare = ptr(0.15)
 	}

@@ -67,7 +67,8 @@ func TestRunWritesTableFiles(t *testing.T) {
 }
 
 func TestUnknownScenarioAndPolicy(t *testing.T) {
-	for _, args := range [][]string{{"-scenario", "nope", "-out", ""}, {"-scenario", "burst", "-policies", "nope", "-out", ""}} {
+	for _, args := range [][]string{{"-scenario", "nope", "-out", ""}, {"-scenario", "burst", "-policies", "nope", "-out", ""},
+		{"-scenario", "multiturn", "-kv-session-load", "maybe", "-out", ""}} {
 		o, err := parseFlags(args)
 		if err != nil {
 			t.Fatal(err)
@@ -176,3 +177,26 @@ func TestJitterMovesArrivalsOnly(t *testing.T) {
 		t.Errorf("arrivals moved by %.4f s in all, want (0, 2.4)", d)
 	}
 }
+
+// -kv-session-load sets router.kvCost.sessionLoad of the kv policies; empty
+// leaves the default.
+func TestSessionLoadFlag(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		want *bool
+	}{{"", nil}, {"on", ptrTo(true)}, {"off", ptrTo(false)}} {
+		o, err := parseFlags([]string{"-scenario", "multiturn", "-kv-session-load", tc.flag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		po, err := policyOptions(o)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.flag, err)
+		}
+		if (po.SessionLoad == nil) != (tc.want == nil) || (po.SessionLoad != nil && *po.SessionLoad != *tc.want) {
+			t.Errorf("%q: SessionLoad %v, want %v", tc.flag, po.SessionLoad, tc.want)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

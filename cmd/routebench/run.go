@@ -224,6 +224,14 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.popularShare >= 0 {
 		po.PopularShare = &o.popularShare
 	}
+	switch o.sessionLoad {
+	case "":
+	case "on", "off":
+		on := o.sessionLoad == "on"
+		po.SessionLoad = &on
+	default:
+		return po, fmt.Errorf("-kv-session-load: want on or off, got %q", o.sessionLoad)
+	}
 	if o.pressureWindow >= 0 {
 		po.PressureWindow = &o.pressureWindow
 	}

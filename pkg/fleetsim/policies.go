@@ -35,15 +35,16 @@ type Options struct {
 	// the kv policies (kv, kv-observed, kv+queue); 0 keeps the default (1.0).
 	OverlapWeight float64
 	// CostModel, DecodeWeight, PrefillWeight, CommonHolders,
-	// HotPrefixRequests, PopularShare, PressureWindow and BalanceBound, when
-	// set, override router.kvCost's model, decodeWeight, prefillWeight,
-	// commonHolders, hotPrefixRequests, popularShare, prefillPressureWindow
-	// and balanceBound in the kv policies.
+	// HotPrefixRequests, SessionLoad, PopularShare, PressureWindow and
+	// BalanceBound, when set, override router.kvCost's model, decodeWeight,
+	// prefillWeight, commonHolders, hotPrefixRequests, sessionLoad,
+	// popularShare, prefillPressureWindow and balanceBound in the kv policies.
 	CostModel         string
 	DecodeWeight      *float64
 	PrefillWeight     *float64
 	CommonHolders     *int
 	HotPrefixRequests *int
+	SessionLoad       *bool
 	PopularShare      *float64
 	PressureWindow    *time.Duration
 	BalanceBound      *time.Duration
@@ -104,7 +105,7 @@ func standard(name string, o Options) (Spec, bool) {
 			}
 			c.Router.KVCost.Model, c.Router.KVCost.DecodeWeight, c.Router.KVCost.PrefillWeight = o.CostModel, o.DecodeWeight, o.PrefillWeight
 			c.Router.KVCost.CommonHolders, c.Router.KVCost.HotPrefixRequests = o.CommonHolders, o.HotPrefixRequests
-			c.Router.KVCost.PopularShare = o.PopularShare
+			c.Router.KVCost.PopularShare, c.Router.KVCost.SessionLoad = o.PopularShare, o.SessionLoad
 			if o.PressureWindow != nil {
 				c.Router.KVCost.PrefillPressureWindow = &v1.Duration{Duration: *o.PressureWindow}
 			}

@@ -29,8 +29,10 @@ func (r *Router) initRates() {
 	if k.DecodeWeight != nil {
 		w = *k.DecodeWeight
 	}
-	r.rates = &rates{learner: costmodel.NewLearner(base, alpha, r.deps.Pool, r.deps.Log, r.deps.Now),
-		model: scheduler.TimeCost{Base: base, DecodeWeight: w}} // predictions only: weights do not matter
+	// The same predictions the scorer makes (weights do not matter to them;
+	// sessionLoad does, through a new session's batch).
+	model := scheduler.TimeCost{Base: base, DecodeWeight: w, SessionLoad: k.SessionLoad == nil || *k.SessionLoad}
+	r.rates = &rates{learner: costmodel.NewLearner(base, alpha, r.deps.Pool, r.deps.Log, r.deps.Now), model: model}
 }
 
 // Learner is the online rate learner (for metrics and tests).

@@ -34,6 +34,10 @@ type TimeCost struct {
 	// HotRequests is router.kvCost.hotPrefixRequests: see hotPrefix; 0
 	// turns it off.
 	HotRequests int
+	// SessionLoad is router.kvCost.sessionLoad: a session's first request
+	// carries the decode of the requests that will follow it and sees the
+	// endpoint's pinned sessions as running (sessionCrowd).
+	SessionLoad bool
 }
 
 // Prediction is what TimeCost expects of sending a request to an endpoint.
@@ -73,7 +77,8 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	uncached := r.PromptTokens - cached
 	p := Prediction{QueuedTokens: c.Active.PrefillTokens}
 	p.Running, p.ContextTokens = Batch(c, r.BlockSize)
-	if r.NewSession {
+	session := r.NewSession && t.SessionLoad
+	if session {
 		sessionCrowd(&p, c.SessionRunning, r.PromptTokens)
 	}
 	mb := MaxBatched(c)
@@ -85,7 +90,7 @@ func (t TimeCost) Predict(r *Request, c *Candidate) Prediction {
 	mine := rt.DecodePerSeq + float64(r.PromptTokens)*rt.DecodePerContextToken
 	theirs := float64(p.Running)*rt.DecodePerSeq + float64(p.ContextTokens)*rt.DecodePerContextToken
 	p.Decode = rt.OutputTokens * (float64(p.Running)*mine + theirs)
-	if r.NewSession {
+	if session {
 		p.Decode *= max(rt.SessionRequests, 1) // the session's later requests follow this one
 	}
 	// The engine runs the request's prefill chunks in the same steps as the
@@ -350,6 +355,9 @@ func kvCostFor(c v1.KVCost) Scorer {
 	}
 	if c.HotPrefixRequests != nil {
 		t.HotRequests = *c.HotPrefixRequests
+	}
+	if c.SessionLoad != nil {
+		t.SessionLoad = *c.SessionLoad
 	}
 	bound := 0.0
 	if c.BalanceBound != nil {

@@ -87,17 +87,24 @@ func TestBalanceBound(t *testing.T) {
 // decode of the requests that will follow it to the same endpoint; the stall
 // of its own prefill it weighs once (their prefills are theirs).
 func TestNewSessionCarriesItsFollowers(t *testing.T) {
-	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100, SessionRequests: 5}, DecodeWeight: 1}
-	c := fleet(t, cand{active: activework.Counts{Requests: 2}})[0]
-	r := Request{PromptTokens: 100, BlockSize: 16}
-	one := tc.Predict(&r, &c)
-	r.NewSession = true
-	five := tc.Predict(&r, &c)
-	if got, want := five.Decode-five.Stall, 5*(one.Decode-one.Stall); math.Abs(got-want) > 1e-12 || want <= 0 {
-		t.Fatalf("new session decode %v, want 5 x %v", got, one.Decode-one.Stall)
-	}
-	if five.Stall != one.Stall || one.Stall != 0.2 { // 2 running x 0.1 s of prefill
-		t.Fatalf("stall %v for a new session, %v otherwise; want 0.2 both", five.Stall, one.Stall)
+	for _, load := range []bool{true, false} {
+		tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001, OutputTokens: 100, SessionRequests: 5},
+			DecodeWeight: 1, SessionLoad: load}
+		c := fleet(t, cand{active: activework.Counts{Requests: 2}})[0]
+		r := Request{PromptTokens: 100, BlockSize: 16}
+		one := tc.Predict(&r, &c)
+		r.NewSession = true
+		first := tc.Predict(&r, &c)
+		times := 1.0 // sessionLoad off: a first request is priced like any other
+		if load {
+			times = 5
+		}
+		if got, want := first.Decode-first.Stall, times*(one.Decode-one.Stall); math.Abs(got-want) > 1e-12 || want <= 0 {
+			t.Fatalf("sessionLoad %v: new session decode %v, want %v x %v", load, got, times, one.Decode-one.Stall)
+		}
+		if first.Stall != one.Stall || one.Stall != 0.2 { // 2 running x 0.1 s of prefill
+			t.Fatalf("sessionLoad %v: stall %v for a new session, %v otherwise; want 0.2 both", load, first.Stall, one.Stall)
+		}
 	}
 }
 
@@ -176,7 +183,7 @@ func TestTemperatureWorksWithEitherModel(t *testing.T) {
 // not affected.
 func TestNewSessionCountsPinnedSessions(t *testing.T) {
 	tc := TimeCost{Base: costmodel.Rates{PrefillTokensPerSec: 1000, StepOverhead: 0.01, DecodePerSeq: 0.001,
-		DecodePerContextToken: 1e-6, OutputTokens: 100, SessionRequests: 1}, DecodeWeight: 1}
+		DecodePerContextToken: 1e-6, OutputTokens: 100, SessionRequests: 1}, DecodeWeight: 1, SessionLoad: true}
 	cs := fleet(t, cand{}, cand{})
 	cs[0].SessionRunning = 3
 	r := &Request{PromptTokens: 1000, Blocks: 62, BlockSize: 16, NewSession: true}
@@ -190,6 +197,10 @@ func TestNewSessionCountsPinnedSessions(t *testing.T) {
 	r.NewSession = false
 	if p := tc.Predict(r, &cs[0]); p.Running != 0 {
 		t.Fatalf("a pinned request sees %d running, want 0: pins only weigh where a session starts", p.Running)
+	}
+	r.NewSession, tc.SessionLoad = true, false
+	if p := tc.Predict(r, &cs[0]); p.Running != 0 {
+		t.Fatalf("sessionLoad off: a new session sees %d running, want 0", p.Running)
 	}
 }
 
