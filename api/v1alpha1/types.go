@@ -175,12 +175,12 @@ type KVCost struct {
 	// turns), by the load the session will bring: its decode term times the
 	// requests a session sends, with the endpoint's pinned sessions counted
 	// as running. That keeps decode even (routebench's multiturn, 12
-	// sessions/s, seeds 1-30: end-to-end p99 4 % lower than with it off),
+	// sessions/s, seeds 1-30: end-to-end p99 3.7 % lower than with it off),
 	// but under sustained load it holds first turns back: over 20,000
 	// requests at 24 sessions/s kv's p95 / p99 are 14 / 22 % above
 	// least-loaded's with it, 1.9 / 1.8 % without (at 18 sessions/s +5.1 /
-	// +7.2 % against -1.0 / -1.5 %). false prices a first request like any
-	// other.
+	// +7.2 % against -1.0 / -1.5 %). false leaves both out; the first
+	// request's own prefill still counts once (see PrefillWeight).
 	SessionLoad *bool `json:"sessionLoad,omitempty"`
 	// PopularShare (time model; default 0.15; 0: off): a prefix that drew at
 	// least this share of one endpoint's worth of the pool's requests over
