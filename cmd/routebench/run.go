@@ -183,6 +183,18 @@ func kvQueueThreshold(raw string) (*float64, error) {
 	return &v, nil
 }
 
+// onOff parses an on/off flag: nil for empty (the default).
+func onOff(name, raw string) (*bool, error) {
+	switch raw {
+	case "":
+		return nil, nil
+	case "on", "off":
+		on := raw == "on"
+		return &on, nil
+	}
+	return nil, fmt.Errorf("-%s: want on or off, got %q", name, raw)
+}
+
 // policyOptions maps the kv flags onto the standard policies' options.
 func policyOptions(o *options) (fleetsim.Options, error) {
 	po := fleetsim.Options{QueueThreshold: o.queueThreshold, OverlapWeight: o.overlapWeight, CostModel: o.costModel,
@@ -196,13 +208,9 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.queueLateWin >= 0 {
 		po.QueueLateWindow = &o.queueLateWin
 	}
-	switch o.eventsBridge {
-	case "":
-	case "on", "off":
-		on := o.eventsBridge == "on"
-		po.EventsBridge = &on
-	default:
-		return po, fmt.Errorf("-kv-events-bridge: want on or off, got %q", o.eventsBridge)
+	var err error
+	if po.EventsBridge, err = onOff("kv-events-bridge", o.eventsBridge); err != nil {
+		return po, err
 	}
 	if o.queueSlackMax >= 0 {
 		po.ReplicaQueueSlackMax = &o.queueSlackMax
@@ -224,13 +232,8 @@ func policyOptions(o *options) (fleetsim.Options, error) {
 	if o.popularShare >= 0 {
 		po.PopularShare = &o.popularShare
 	}
-	switch o.sessionLoad {
-	case "":
-	case "on", "off":
-		on := o.sessionLoad == "on"
-		po.SessionLoad = &on
-	default:
-		return po, fmt.Errorf("-kv-session-load: want on or off, got %q", o.sessionLoad)
+	if po.SessionLoad, err = onOff("kv-session-load", o.sessionLoad); err != nil {
+		return po, err
 	}
 	if o.pressureWindow >= 0 {
 		po.PressureWindow = &o.pressureWindow
