@@ -51,7 +51,7 @@ func (k *KVCost) setTimeDefaults() {
 		k.HotPrefixRequests = ptr(3)
 	}
 	if k.SessionLoad == nil {
-		k.SessionLoad = ptr(true)
+		k.SessionLoad = ptr(false)
 	}
 	if k.PopularShare == nil {
 		k.PopularShare = ptr(0.15)

@@ -141,7 +141,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.Float64Var(&o.prefillWeight, "kv-prefill-weight", -1, "router.kvCost.prefillWeight of the kv policies (negative: the default)")
 	fs.IntVar(&o.commonHolders, "kv-common-holders", -1, "router.kvCost.commonHolders of the kv policies (0: off; negative: the default, 2)")
 	fs.IntVar(&o.hotPrefix, "kv-hot-prefix-requests", -1, "router.kvCost.hotPrefixRequests of the kv policies (0: off; negative: the default, 3)")
-	fs.StringVar(&o.sessionLoad, "kv-session-load", "", "router.kvCost.sessionLoad of the kv policies: on or off (empty: the default, on)")
+	fs.StringVar(&o.sessionLoad, "kv-session-load", "", "router.kvCost.sessionLoad of the kv policies: on or off (empty: the default, off)")
 	fs.Float64Var(&o.popularShare, "kv-popular-share", -1, "router.kvCost.popularShare of the kv policies (0: off; negative: the default, 0.15)")
 	fs.DurationVar(&o.pressureWindow, "kv-prefill-pressure-window", -1, "router.kvCost.prefillPressureWindow of the kv policies (0s: off; negative: the default, 30s)")
 	fs.DurationVar(&o.predictedTTL, "kv-predicted-ttl", 0, "kv.predictedTTL and kv.predictedTTLKnownCapacity of the kv policies (0: the defaults; the simulated engines report their capacity, so the latter is in use, default 600s)")

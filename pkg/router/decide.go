@@ -40,7 +40,7 @@ func (r *Router) candidates(p *Prepared, buf []scheduler.Candidate) []scheduler.
 	if r.popular != nil {
 		r.popular.mark(p, cands, r.deps.Now())
 	}
-	if p.Req.NewSession {
+	if sl := r.cfg.Router.KVCost.SessionLoad; p.Req.NewSession && sl != nil && *sl {
 		r.sessionLoad(cands)
 	}
 	return cands

@@ -31,7 +31,7 @@ func (r *Router) initRates() {
 	}
 	// The same predictions the scorer makes (weights do not matter to them;
 	// sessionLoad does, through a new session's batch).
-	model := scheduler.TimeCost{Base: base, DecodeWeight: w, SessionLoad: k.SessionLoad == nil || *k.SessionLoad}
+	model := scheduler.TimeCost{Base: base, DecodeWeight: w, SessionLoad: k.SessionLoad != nil && *k.SessionLoad}
 	r.rates = &rates{learner: costmodel.NewLearner(base, alpha, r.deps.Pool, r.deps.Log, r.deps.Now), model: model}
 }
 

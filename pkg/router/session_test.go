@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/kvpick/kvpick/api/v1alpha1"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 )
@@ -65,3 +66,45 @@ func TestPrefillWorkCreditsTheBestOverlap(t *testing.T) {
 			w, warm.Req.PromptTokens, warm.Req.PromptTokens-900)
 	}
 }
+
+// TestSessionLoadFollowsTheKnob: a new session's candidates carry their
+// pinned sessions' expected running requests only with
+// router.kvCost.sessionLoad on; the default (off) leaves them out.
+func TestSessionLoadFollowsTheKnob(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		on   *bool
+		want bool
+	}{{"default", nil, false}, {"off", ptrTo(false), false}, {"on", ptrTo(true), true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, 2, func(c *v1.Config) { c.Router.KVCost.SessionLoad = tc.on })
+			ctx := context.Background()
+			// Two live sessions, one still running: each endpoint gets pins.
+			for i, id := range []string{"s1", "s2", "s3"} {
+				d, err := f.route(ctx, input(words(id, 50+i), map[string]string{"x-session-id": id}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i > 0 {
+					d.Done(nil)
+				}
+			}
+			p, err := f.r.Prepare(ctx, input(words("new", 40), map[string]string{"x-session-id": "s4"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Req.NewSession = true // as choose marks a session with no live pin
+			pins, running := 0, 0.0
+			for _, c := range f.r.candidates(p, nil) {
+				pins += c.Sessions
+				running += c.SessionRunning
+			}
+			if got := pins == 3 && running > 0; got != tc.want {
+				t.Fatalf("sessionLoad %s: candidates carry %d pins, %v expected running; want them counted: %v",
+					tc.name, pins, running, tc.want)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
