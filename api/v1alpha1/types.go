@@ -170,17 +170,18 @@ type KVCost struct {
 	// (at 2, shared-prefix's p95 at 15 req/s rose 2 %); higher keeps a hot
 	// prefix's requests queueing on one endpoint.
 	HotPrefixRequests *int `json:"hotPrefixRequests,omitempty"`
-	// SessionLoad (time model; default true) prices a session's first
+	// SessionLoad (time model; default false) prices a session's first
 	// request, which places the whole session (affinity pins its later
 	// turns), by the load the session will bring: its decode term times the
 	// requests a session sends, with the endpoint's pinned sessions counted
-	// as running. That keeps decode even (routebench's multiturn, 12
-	// sessions/s, seeds 1-30: end-to-end p99 3.7 % lower than with it off),
-	// but under sustained load it holds first turns back: over 20,000
-	// requests at 24 sessions/s kv's p95 / p99 are 14 / 22 % above
-	// least-loaded's with it, 1.9 / 1.8 % without (at 18 sessions/s +5.1 /
-	// +7.2 % against -1.0 / -1.5 %). false leaves both out; the first
-	// request's own prefill still counts once (see PrefillWeight).
+	// as running. That helps only while sessions pile up at the start of a
+	// run (routebench's multiturn, 5,000 requests at 12 sessions/s, seeds
+	// 1-30: end-to-end p99 3.7 % lower); once they come and go it holds first
+	// turns back: over 20,000 requests kv's p95 / p99 are 14 / 22 % above
+	// least-loaded's with it at 24 sessions/s and 1.9 / 1.8 % without, +5.1
+	// / +7.2 % against -1.0 / -1.5 % at 18, -0.1 / -1.2 % against -2.7 /
+	// -1.7 % at 12. Off, the first request's own prefill still counts once
+	// (see PrefillWeight).
 	SessionLoad *bool `json:"sessionLoad,omitempty"`
 	// PopularShare (time model; default 0.15; 0: off): a prefix that drew at
 	// least this share of one endpoint's worth of the pool's requests over
