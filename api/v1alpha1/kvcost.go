@@ -39,7 +39,7 @@ type CostRates struct {
 func (k *KVCost) setTimeDefaults() {
 	setStr(&k.Model, CostModelTime)
 	if k.PrefillWeight == nil {
-		k.PrefillWeight = ptr(1.0)
+		k.PrefillWeight = ptr(2.0)
 	}
 	if k.DecodeWeight == nil {
 		k.DecodeWeight = ptr(0.2)
