@@ -137,9 +137,10 @@ type KVCost struct {
 	// req/s over 16,000 requests p95 5 % lower, the grid's shared-prefix and
 	// burst p95 1.4-3.4 % lower, the Mooncake trace's end-to-end p99 4 %
 	// higher; 3 moves shared-prefix a little more and the trace's end to end
-	// 7 %); 0 judges by this request's TTFT alone and moves prefixes more. A session's first request counts it once
-	// whatever the weight: its later turns follow it, so their load, not a
-	// one-off cache saving, is what its placement decides.
+	// 7 %); 0 judges by this request's TTFT alone and moves prefixes more. A
+	// session's first request counts it once whatever the weight: its later
+	// turns follow it, so their load, not a one-off cache saving, is what
+	// its placement decides.
 	PrefillWeight *float64 `json:"prefillWeight,omitempty"`
 	// DecodeWeight scales the time model's decode term (default 0.2; a
 	// session's first request carries its later requests' decode, as they
@@ -196,12 +197,13 @@ type KVCost struct {
 	// good, and a busy holder's requests have nowhere else to go
 	// (routebench, 40 prefixes at 20 req/s, seeds 1-9: kv's p95 0.259 to
 	// 0.233 s, end-to-end p99 4.05 to 3.97 s). Lower copies less popular
-	// prefixes, at the price of one uncached prefill each (at 0.15 with no warm-up window,
-	// shared-prefix's p95 at 15 req/s rose 4.5 %: its 150 prefixes draw 0.05
-	// each; where first computations are about 1 % of the requests the
-	// copies fill the p99 of a short run: 45 prefixes of 2,000 tokens over
-	// 200 s, p99 +48 % against SGLang's older defaults, where four times as
-	// long gives -21 %); higher leaves hot prefixes on one endpoint.
+	// prefixes, at the price of one uncached prefill each (at 0.15 with no
+	// warm-up window, shared-prefix's p95 at 15 req/s rose 4.5 %: its 150
+	// prefixes draw 0.05 each; where first computations are about 1 % of
+	// the requests the copies fill the p99 of a short run: 45 prefixes of
+	// 2,000 tokens over 200 s, p99 +48 % against SGLang's older defaults,
+	// where four times as long gives -21 %); higher leaves hot prefixes on
+	// one endpoint.
 	PopularShare *float64 `json:"popularShare,omitempty"`
 	// PopularWindow is the time constant of popularShare's request counts
 	// (default 60s), and nothing counts as popular before the picker has
