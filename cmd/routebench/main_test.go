@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvpick/kvpick/internal/testutil"
 	"github.com/kvpick/kvpick/pkg/engine"
 )
 
@@ -184,7 +185,7 @@ func TestSessionLoadFlag(t *testing.T) {
 	for _, tc := range []struct {
 		flag string
 		want *bool
-	}{{"", nil}, {"on", ptrTo(true)}, {"off", ptrTo(false)}} {
+	}{{"", nil}, {"on", testutil.Ptr(true)}, {"off", testutil.Ptr(false)}} {
 		o, err := parseFlags([]string{"-scenario", "multiturn", "-kv-session-load", tc.flag})
 		if err != nil {
 			t.Fatal(err)
@@ -198,5 +199,3 @@ func TestSessionLoadFlag(t *testing.T) {
 		}
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

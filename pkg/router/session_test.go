@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "github.com/kvpick/kvpick/api/v1alpha1"
+	"github.com/kvpick/kvpick/internal/testutil"
 	"github.com/kvpick/kvpick/pkg/activework"
 	"github.com/kvpick/kvpick/pkg/scheduler"
 )
@@ -75,7 +76,7 @@ func TestSessionLoadFollowsTheKnob(t *testing.T) {
 		name string
 		on   *bool
 		want bool
-	}{{"default", nil, false}, {"off", ptrTo(false), false}, {"on", ptrTo(true), true}} {
+	}{{"default", nil, false}, {"off", testutil.Ptr(false), false}, {"on", testutil.Ptr(true), true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 2, func(c *v1.Config) { c.Router.KVCost.SessionLoad = tc.on })
 			ctx := context.Background()
@@ -106,5 +107,3 @@ func TestSessionLoadFollowsTheKnob(t *testing.T) {
 		})
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
