@@ -73,6 +73,7 @@ type options struct {
 	prefixLen      int
 	suffixLen      int
 	share          float64
+	zipf           float64
 	output         int
 	burstiness     float64
 	sessions       bool
@@ -154,6 +155,7 @@ func parseFlagsTo(args []string, help io.Writer) (*options, error) {
 	fs.IntVar(&o.prefixLen, "prefix-len", 6000, "shared-prefix: prefix length in tokens")
 	fs.IntVar(&o.suffixLen, "suffix-len", 1200, "shared-prefix: unique suffix length in tokens")
 	fs.Float64Var(&o.share, "share", 1, "shared-prefix: share of requests that reuse a prefix (the rest are unique prompts)")
+	fs.Float64Var(&o.zipf, "prefix-zipf", 0, "shared-prefix: draw prefix k with probability in proportion to 1/(k+1)^this (0: uniform; at most 10)")
 	fs.IntVar(&o.output, "output", 150, "synthetic scenarios: output tokens per request")
 	fs.Float64Var(&o.burstiness, "burstiness", 1, "synthetic scenarios: squared CV of inter-arrival gaps (1 = Poisson, >1 = bursty)")
 	fs.BoolVar(&o.sessions, "sessions", false, "multiturn: send each session's id in x-session-id (session affinity applies in every mode)")

@@ -95,7 +95,7 @@ func buildWorkload(o *options) (workload.Workload, error) {
 	case "shared-prefix":
 		// Defaults after llm-d's benchmark: 150 shared 6k-token prefixes, 1.2k-token questions.
 		reqs, err = workload.SharedPrefix{Requests: orDefault(n, 5000), Prefixes: o.prefixes, PrefixLen: o.prefixLen,
-			SuffixLen: o.suffixLen, Share: o.share, Output: o.output, Arrivals: rate(2 * float64(o.endpoints))}.Generate(o.seed)
+			SuffixLen: o.suffixLen, Share: o.share, Zipf: o.zipf, Output: o.output, Arrivals: rate(2 * float64(o.endpoints))}.Generate(o.seed)
 	case "multiturn":
 		reqs, err = workload.MultiTurn{Sessions: orDefault(n, 5000) / 5, Turns: 5, SystemLen: 2000, UserLen: 300,
 			Output: o.output, ThinkTime: 10 * time.Second, Arrivals: rate(1.5 * float64(o.endpoints))}.Generate(o.seed)

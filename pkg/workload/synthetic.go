@@ -2,6 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
 	"time"
 )
 
@@ -16,8 +19,8 @@ const (
 )
 
 // SharedPrefix is requests of which Share reuse one of Prefixes shared
-// prefixes (chosen uniformly) followed by a unique suffix; the rest carry an
-// unrelated prompt of UnsharedLen tokens.
+// prefixes (chosen uniformly, or by rank with exponent Zipf) followed by a
+// unique suffix; the rest carry an unrelated prompt of UnsharedLen tokens.
 type SharedPrefix struct {
 	Requests    int
 	Prefixes    int
@@ -25,9 +28,13 @@ type SharedPrefix struct {
 	SuffixLen   int
 	Share       float64
 	UnsharedLen int // default PrefixLen + SuffixLen
-	Output      int
-	Arrivals    Arrivals
-	Start       time.Duration
+	// Zipf, when positive, draws prefix k (0-based) with probability in
+	// proportion to 1/(k+1)^Zipf, as real traffic favours a few system
+	// prompts; 0 draws them uniformly.
+	Zipf     float64
+	Output   int
+	Arrivals Arrivals
+	Start    time.Duration
 	// Namespace separates this generator's segments from another's (e.g. two
 	// phases that must not share prefixes use different values).
 	Namespace uint64
@@ -45,11 +52,12 @@ func (g SharedPrefix) Generate(seed int64) ([]Request, error) {
 		unshared = g.PrefixLen + g.SuffixLen
 	}
 	ns := g.Namespace * 1000
+	pick := prefixPicker(g.Prefixes, g.Zipf)
 	out := make([]Request, g.Requests)
 	for i := range out {
 		r := Request{Arrival: times[i], Output: g.Output}
 		if rng.Float64() < g.Share {
-			p := uint64(rng.IntN(g.Prefixes))
+			p := uint64(pick(rng))
 			r.Class = "shared"
 			r.Segments = []Segment{{ID: SegmentID(ns+nsPrefix, p), Len: g.PrefixLen}, {ID: SegmentID(ns+nsSuffix, uint64(i)), Len: g.SuffixLen}}
 		} else {
@@ -64,10 +72,33 @@ func (g SharedPrefix) Generate(seed int64) ([]Request, error) {
 
 func (g SharedPrefix) validate() error {
 	if g.Requests < 0 || g.Prefixes <= 0 || g.PrefixLen < 0 || g.SuffixLen < 0 || g.PrefixLen+g.SuffixLen <= 0 ||
-		g.Output <= 0 || g.Share < 0 || g.Share > 1 || g.Arrivals.Rate <= 0 {
+		g.Output <= 0 || g.Share < 0 || g.Share > 1 || g.Arrivals.Rate <= 0 || !(g.Zipf >= 0 && g.Zipf <= maxZipf) {
 		return fmt.Errorf("shared-prefix: invalid parameters %+v", g)
 	}
 	return nil
+}
+
+// maxZipf bounds SharedPrefix.Zipf: past it nearly every request takes the
+// first prefix, which -prefixes 1 says more plainly.
+const maxZipf = 10
+
+// prefixPicker draws a prefix index in [0, n): uniformly when s is 0 (one
+// IntN call, as before Zipf existed, so uniform workloads keep their
+// requests), else by rank with exponent s through the cumulative weights.
+func prefixPicker(n int, s float64) func(*rand.Rand) int {
+	if s == 0 {
+		return func(rng *rand.Rand) int { return rng.IntN(n) }
+	}
+	cdf := make([]float64, n)
+	total := 0.0
+	for k := range cdf {
+		total += math.Pow(float64(k+1), -s)
+		cdf[k] = total
+	}
+	return func(rng *rand.Rand) int {
+		x := rng.Float64() * total
+		return min(sort.SearchFloat64s(cdf, x), n-1)
+	}
 }
 
 func dropEmpty(segs []Segment) []Segment {

@@ -163,6 +163,59 @@ func TestSharedPrefix(t *testing.T) {
 	}
 }
 
+// TestSharedPrefixZipf checks each prefix's share of the requests against
+// 1/(k+1)^s normalised, and that bad exponents are refused.
+func TestSharedPrefixZipf(t *testing.T) {
+	const n, prefixes = 40000, 6
+	for _, s := range []float64{0, 1, 1.5} {
+		g := SharedPrefix{Requests: n, Prefixes: prefixes, PrefixLen: 10, SuffixLen: 1, Share: 1, Zipf: s, Output: 1,
+			Arrivals: Arrivals{Rate: 100}}
+		reqs, err := g.Generate(3)
+		if err != nil {
+			t.Fatalf("zipf %v: %v", s, err)
+		}
+		counts := map[uint64]int{}
+		for _, r := range reqs {
+			counts[r.Segments[0].ID]++
+		}
+		norm := 0.0
+		for k := range prefixes {
+			norm += math.Pow(float64(k+1), -s)
+		}
+		for k := range prefixes {
+			want := math.Pow(float64(k+1), -s) / norm
+			got := float64(counts[SegmentID(nsPrefix, uint64(k))]) / n
+			if math.Abs(got-want) > 0.01 {
+				t.Errorf("zipf %v: prefix %d drew %.3f of the requests, want %.3f", s, k, got, want)
+			}
+		}
+	}
+	for _, s := range []float64{-1, math.NaN(), math.Inf(1), 11} {
+		g := SharedPrefix{Requests: 10, Prefixes: 3, PrefixLen: 10, Share: 1, Zipf: s, Output: 1, Arrivals: Arrivals{Rate: 1}}
+		if _, err := g.Generate(1); err == nil {
+			t.Errorf("zipf %v accepted", s)
+		}
+	}
+}
+
+// TestSharedPrefixUniformUnchanged pins the uniform draw: Zipf 0 must keep
+// the requests every earlier benchmark figure was measured on.
+func TestSharedPrefixUniformUnchanged(t *testing.T) {
+	g := SharedPrefix{Requests: 5, Prefixes: 150, PrefixLen: 10, SuffixLen: 1, Share: 1, Output: 1, Arrivals: Arrivals{Rate: 1}}
+	reqs, err := g.Generate(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := NewRand(1, 1)
+	g.Arrivals.Times(rng, g.Requests, 0)
+	for i, r := range reqs {
+		rng.Float64() // the share draw
+		if want := SegmentID(nsPrefix, uint64(rng.IntN(150))); r.Segments[0].ID != want {
+			t.Fatalf("request %d: prefix %x, want %x (the uniform draw changed)", i, r.Segments[0].ID, want)
+		}
+	}
+}
+
 func TestBurstyArrivalsKeepTheRate(t *testing.T) {
 	times := Arrivals{Rate: 20, Burstiness: 4}.Times(NewRand(1, 9), 20000, 0)
 	rate := float64(len(times)-1) / times[len(times)-1].Seconds()
