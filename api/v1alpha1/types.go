@@ -187,29 +187,29 @@ type KVCost struct {
 	// (see PrefillWeight).
 	SessionLoad *bool `json:"sessionLoad,omitempty"`
 	// PopularShare (time model; default 0.15; 0: off): a prefix that drew at
-	// least this share of one endpoint's worth of the pool's requests over
-	// popularWindow (its share of the requests times the endpoints), and at
-	// least 8 requests, and is held by one endpoint only gets a second
-	// copy: an endpoint with no prefill queued is judged as if it held the
+	// least 8 requests and at least this share of one endpoint's worth of
+	// the pool's requests over popularWindow (its share of the requests
+	// times the endpoints) for each endpoint that holds it gets one more
+	// holder: an endpoint with no prefill queued is judged as if it held the
 	// prefix (but for the stall of its prefill on the running batch), so
 	// the request that goes there computes it. With few prefixes an
 	// endpoint, the first placement otherwise fixes each endpoint's load for
 	// good, and a busy holder's requests have nowhere else to go
 	// (routebench, 40 prefixes at 20 req/s, seeds 1-9: kv's p95 0.259 to
-	// 0.233 s, end-to-end p99 4.05 to 3.97 s). Lower copies less popular
-	// prefixes, at the price of one uncached prefill each (at 0.15 with no
-	// warm-up window, shared-prefix's p95 at 15 req/s rose 4.5 %: its 150
-	// prefixes draw 0.05 each; where first computations are about 1 % of
-	// the requests the copies fill the p99 of a short run: 45 prefixes of
-	// 2,000 tokens over 200 s, p99 +48 % against SGLang's older defaults,
-	// where four times as long gives -21 %); higher leaves hot prefixes on
-	// one endpoint.
+	// 0.233 s; since session 27, when the warm-up no longer waits a window,
+	// 11 % lower again over seeds 1-30); a prefix drawing a third of the
+	// traffic wants most of the pool (Zipf-skewed prefixes, -prefix-zipf).
+	// Lower copies less popular prefixes, at the price of one uncached
+	// prefill each (where first computations are about 1 % of the requests
+	// the copies fill the p99 of a short run: 45 prefixes of 2,000 tokens
+	// over 200 s, p99 +48 % against SGLang's older defaults, where four
+	// times as long gives -21 %); higher leaves hot prefixes on too few
+	// endpoints.
 	PopularShare *float64 `json:"popularShare,omitempty"`
 	// PopularWindow is the time constant of popularShare's request counts
-	// (default 60s), and nothing counts as popular before the picker has
-	// seen one window of requests: a warm-up's first requests make every
-	// prefix look popular. Longer judges popularity on steadier counts and
-	// copies later.
+	// (default 60s). Longer judges popularity on steadier counts and copies
+	// later; the 8-request floor, not the window, keeps a warm-up's first
+	// arrivals from making prefixes look popular.
 	PopularWindow *Duration `json:"popularWindow,omitempty"`
 	// PrefillPressureWindow (time model; default 30s; "0s": off) averages
 	// each endpoint's uncached prompt tokens dispatched per second (this

@@ -23,7 +23,7 @@ func (r *Router) fillSharers(p *Prepared, cands []scheduler.Candidate) {
 
 // countCopy counts a decision that sends p, whose longest cached prefix is
 // hot on its holders or popular (popular.go), to an endpoint that does not
-// hold it: a second copy (kvpick_router_hot_prefix_copies_total), whichever
+// hold it: another copy (kvpick_router_hot_prefix_copies_total), whichever
 // term of the cost chose it.
 func (r *Router) countCopy(p *Prepared, cands []scheduler.Candidate, primary *scheduler.Candidate) {
 	held := 0

@@ -26,41 +26,62 @@ func popularReq(prefix uint64) *Prepared {
 	return &Prepared{Chain: chain}
 }
 
-// A prefix drawing 1 in 4 of the pool's requests on 8 endpoints (2 endpoints'
-// worth, over the 0.15 threshold) is popular once a window has passed, and
-// only while one candidate holds it; 1 in 100 (0.08) never is.
-func TestPopularPrefixMarked(t *testing.T) {
-	pp := newPopularity(0.15, time.Minute)
+// popularMix marks 2,000 requests at 20 req/s: one in every for prefix 1,
+// one in 100 for prefix 2, the rest on no held prefix. It returns each
+// prefix's last mark with holders candidates holding it, and the request
+// at which prefix 1 was first marked (-1 if never).
+func popularMix(pp *popularity, every, holders int) (last map[uint64]bool, first int) {
 	start := time.Unix(1000, 0)
-	// The mix: 1 request in 4 for prefix 1, 1 in 100 for prefix 2, the rest unheld.
-	last := map[uint64]bool{} // each prefix's latest mark
+	last, first = map[uint64]bool{}, -1
 	for i := range 2000 {
-		now := start.Add(time.Duration(i) * 50 * time.Millisecond) // 20 req/s, 100 s
-		for _, prefix := range []uint64{1, 2} {
-			if (prefix == 1 && i%4 == 0) || (prefix == 2 && i%100 == 0) {
-				p := popularReq(prefix)
-				pp.mark(p, popularFleet(1), now)
-				last[prefix] = p.Req.Popular
-				if now.Sub(start) < time.Minute && p.Req.Popular {
-					t.Fatalf("request %d at %v: popular within the first window", i, now.Sub(start))
-				}
+		now := start.Add(time.Duration(i) * 50 * time.Millisecond)
+		switch {
+		case i%every == 0:
+			p := popularReq(1)
+			pp.mark(p, popularFleet(holders), now)
+			last[1] = p.Req.Popular
+			if p.Req.Popular && first < 0 {
+				first = i
 			}
-		}
-		if i%4 != 0 && i%100 != 0 {
+		case i%100 == 1:
+			p := popularReq(2)
+			pp.mark(p, popularFleet(holders), now)
+			last[2] = p.Req.Popular
+		default:
 			pp.mark(&Prepared{Chain: []uint64{uint64(i) << 20}}, popularFleet(0), now)
 		}
 	}
-	if !last[1] {
-		t.Errorf("prefix 1 (a quarter of the requests) is not popular after the window")
+	return last, first
+}
+
+// A prefix is popular while each of its holders would carry at least share
+// x one endpoint's worth of its requests: 1 in 4 of the requests on 8
+// endpoints is 2 endpoints' worth, enough for 13 holders at 0.15, so it
+// stays popular until every candidate holds it; 1 in 40 (0.2) wants a
+// second holder and no third; 1 in 100 (0.08) none. No warm-up wait: it is
+// popular from about its popularMinRequests-th request.
+func TestPopularPrefixMarked(t *testing.T) {
+	tests := []struct {
+		every, holders int
+		want           bool
+	}{
+		{4, 1, true}, {4, 2, true}, {4, 7, true}, {4, 8, false},
+		{40, 1, true}, {40, 2, false},
 	}
-	if last[2] {
-		t.Errorf("prefix 2 (1 %% of the requests) is popular")
-	}
-	now := start.Add(101 * time.Second)
-	p := popularReq(1)
-	pp.mark(p, popularFleet(2), now)
-	if p.Req.Popular {
-		t.Errorf("prefix 1 held by two candidates is still marked popular")
+	for _, tt := range tests {
+		last, first := popularMix(newPopularity(0.15, time.Minute), tt.every, tt.holders)
+		if last[1] != tt.want {
+			t.Errorf("1 in %d, %d holders: popular %v, want %v", tt.every, tt.holders, last[1], tt.want)
+		}
+		// The count decays between requests, so the floor is passed a
+		// request or two after the popularMinRequests-th.
+		if lo, hi := (popularMinRequests-1)*tt.every, (popularMinRequests+2)*tt.every; tt.want && (first < lo || first > hi) {
+			t.Errorf("1 in %d, %d holders: first popular at request %d, want %d-%d (about its popularMinRequests-th)",
+				tt.every, tt.holders, first, lo, hi)
+		}
+		if last[2] {
+			t.Errorf("1 in %d, %d holders: prefix 2 (1 %% of the requests) is popular", tt.every, tt.holders)
+		}
 	}
 }
 
@@ -69,9 +90,7 @@ func TestPopularPrefixMarked(t *testing.T) {
 // reaches the share at once but popularMinRequests only after a few seconds.
 func TestPopularNeedsEnoughRequests(t *testing.T) {
 	pp := newPopularity(0.15, time.Minute)
-	start := time.Unix(1000, 0)
-	pp.mark(&Prepared{Chain: []uint64{1 << 20}}, popularFleet(0), start) // the window starts
-	now := start.Add(2 * time.Minute)
+	now := time.Unix(1000, 0)
 	popular := -1
 	for i := range 60 {
 		at := now.Add(time.Duration(i) * 200 * time.Millisecond)
@@ -113,7 +132,7 @@ func TestPopularCountsARequestOnce(t *testing.T) {
 }
 
 // The counts stay bounded: past maxPopularKeys, counts that have decayed to
-// nothing go first; if live ones fill it, all go and the window restarts.
+// nothing go first; if live ones fill it, all go.
 func TestPopularKeysBounded(t *testing.T) {
 	pp := newPopularity(0.15, time.Second)
 	now := time.Unix(1000, 0)
@@ -131,8 +150,8 @@ func TestPopularKeysBounded(t *testing.T) {
 	for i := range maxPopularKeys {
 		pp.mark(popularReq(uint64(i)+1<<41), popularFleet(1), later)
 	}
-	if len(pp.byKey) > maxPopularKeys || !pp.start.Equal(later) {
-		t.Errorf("%d keys (max %d), window start %v, want a restart at %v", len(pp.byKey), maxPopularKeys, pp.start, later)
+	if n := len(pp.byKey); n > maxPopularKeys || n == maxPopularKeys-1 {
+		t.Errorf("%d keys (max %d), want them all dropped once live counts filled the map", n, maxPopularKeys)
 	}
 }
 

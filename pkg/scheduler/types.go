@@ -37,9 +37,9 @@ type Request struct {
 	// was full when it came.
 	Queued bool
 	// Popular marks a request whose longest cached prefix is popular
-	// (router.kvCost.popularShare) and held by one candidate only: the time
+	// (router.kvCost.popularShare) for the candidates that hold it: the time
 	// model judges an endpoint with no prefill queued as if it held the
-	// prefix, so the prefix gets a second copy.
+	// prefix, so the prefix gets another holder.
 	Popular bool
 }
 

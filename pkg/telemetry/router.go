@@ -73,7 +73,7 @@ var (
 	// HotPrefixCopies counts decisions that computed a hot or popular prefix on an endpoint not holding it.
 	HotPrefixCopies = must(prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "router_hot_prefix_copies_total",
-		Help: "Requests sent to an endpoint without their longest cached prefix while router.kvCost.hotPrefixRequests or more requests in flight shared it on a holder, or while it was popular (router.kvCost.popularShare): a second copy.",
+		Help: "Requests sent to an endpoint without their longest cached prefix while router.kvCost.hotPrefixRequests or more requests in flight shared it on a holder, or while it was popular (router.kvCost.popularShare): another copy of the prefix.",
 	}, []string{"pool"}))
 	// SessionPins is the number of live session pins.
 	SessionPins = must(prometheus.NewGauge(prometheus.GaugeOpts{
