@@ -72,8 +72,11 @@ func (g SharedPrefix) Generate(seed int64) ([]Request, error) {
 
 func (g SharedPrefix) validate() error {
 	if g.Requests < 0 || g.Prefixes <= 0 || g.PrefixLen < 0 || g.SuffixLen < 0 || g.PrefixLen+g.SuffixLen <= 0 ||
-		g.Output <= 0 || g.Share < 0 || g.Share > 1 || g.Arrivals.Rate <= 0 || !(g.Zipf >= 0 && g.Zipf <= maxZipf) {
+		g.Output <= 0 || g.Share < 0 || g.Share > 1 || g.Arrivals.Rate <= 0 {
 		return fmt.Errorf("shared-prefix: invalid parameters %+v", g)
+	}
+	if !(g.Zipf >= 0 && g.Zipf <= maxZipf) { // NaN fails both
+		return fmt.Errorf("shared-prefix: zipf exponent %v outside [0, %d]", g.Zipf, maxZipf)
 	}
 	return nil
 }

@@ -192,8 +192,8 @@ func TestSharedPrefixZipf(t *testing.T) {
 	}
 	for _, s := range []float64{-1, math.NaN(), math.Inf(1), 11} {
 		g := SharedPrefix{Requests: 10, Prefixes: 3, PrefixLen: 10, Share: 1, Zipf: s, Output: 1, Arrivals: Arrivals{Rate: 1}}
-		if _, err := g.Generate(1); err == nil {
-			t.Errorf("zipf %v accepted", s)
+		if _, err := g.Generate(1); err == nil || !strings.Contains(err.Error(), "zipf") {
+			t.Errorf("zipf %v: error %v, want one naming the zipf exponent", s, err)
 		}
 	}
 }
